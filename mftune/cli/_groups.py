@@ -1,0 +1,30 @@
+"""The command groups every CLI module attaches to."""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mftune")
+def main() -> None:
+    """mftune: hyperparameter tuning with multi-fidelity bandits."""
+
+
+@main.group()
+def bench() -> None:
+    """Reproduce the papers' experiments next to their published numbers."""
+
+
+def parse_list(value: str, allowed: tuple[str, ...], option: str) -> list[str]:
+    """Split a comma-separated option value and check every item is allowed."""
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    bad = [v for v in items if v not in allowed]
+    if bad or not items:
+        raise click.BadParameter(
+            f"{', '.join(bad) or 'empty'} not allowed; choose from {', '.join(allowed)}",
+            param_hint=option,
+        )
+    return items

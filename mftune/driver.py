@@ -1,0 +1,244 @@
+"""The driver: one loop that runs a policy against an evaluator.
+
+``run(policy, evaluator)`` asks the policy for a batch, has the evaluator
+produce one outcome per pull (a reward, a cost, a status), tells the policy,
+reports every batch to the callbacks (the study store, progress bars), and
+stops on the policy's stopping rule, a cost budget, a pull cap, or Ctrl+C —
+keeping everything learnt so far. The tuner, the command line and the
+benchmarks all run through it.
+
+Evaluators
+----------
+An evaluator implements ``evaluate(pulls) -> Outcomes``. Subclassing
+:class:`Evaluator` and writing ``evaluate_one(arm, fidelity, point)`` is
+enough: the batch then runs through joblib (``n_jobs``; any joblib backend,
+e.g. dask, works). A failing evaluation must come back as a finite reward
+with ``status="failed"``, never as an exception, so it is recorded and the
+run goes on.
+
+An evaluator may also offer ``step(policy)``, a fast path that advances the
+policy by one or more whole rounds exactly as ``ask``/``evaluate``/``tell``
+would (the simulated bandits draw a block of rounds at once); the driver uses
+it when ``fast=True``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from .policies.base import Policy, PolicySummary, Pulls
+
+__all__ = ["Evaluator", "Outcome", "Outcomes", "RunResult", "run"]
+
+STATUSES = ("done", "failed", "timed-out")
+
+
+@dataclass
+class Outcome:
+    """The result of one pull."""
+
+    reward: float
+    cost: float
+    status: str = "done"
+    error: str | None = None
+
+
+@dataclass
+class Outcomes:
+    """Results of a batch, parallel to its pulls."""
+
+    rewards: np.ndarray
+    costs: np.ndarray
+    status: list[str] = field(default_factory=list)
+    errors: list[str | None] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.rewards = np.asarray(self.rewards, dtype=float).reshape(-1)
+        self.costs = np.asarray(self.costs, dtype=float).reshape(-1)
+        n = self.rewards.size
+        if self.costs.size != n:
+            raise ValueError(f"costs must have one entry per reward ({n}); got {self.costs.size}")
+        if not self.status:
+            self.status = ["done"] * n
+        if not self.errors:
+            self.errors = [None] * n
+
+    @classmethod
+    def from_list(cls, outcomes: Iterable[Outcome]) -> Outcomes:
+        outcomes = list(outcomes)
+        return cls(
+            [o.reward for o in outcomes],
+            [o.cost for o in outcomes],
+            [o.status for o in outcomes],
+            [o.error for o in outcomes],
+        )
+
+    @property
+    def n_failed(self) -> int:
+        return sum(s != "done" for s in self.status)
+
+
+class Evaluator:
+    """Base evaluator: runs ``evaluate_one`` for every pull of a batch through joblib.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        Parallel workers for a batch (joblib semantics; ``None`` = 1).
+    """
+
+    def __init__(self, n_jobs: int | None = None):
+        self.n_jobs = n_jobs
+
+    def evaluate_one(self, arm: int, fidelity: int, point=None) -> Outcome:
+        """Evaluate one pull; override in subclasses."""
+        raise NotImplementedError
+
+    def evaluate(self, pulls: Pulls) -> Outcomes:
+        """Evaluate a batch, in parallel when ``n_jobs`` allows."""
+        points = [None] * len(pulls) if pulls.points is None else list(pulls.points)
+        jobs = (
+            delayed(self.evaluate_one)(a, f, p) for (a, f), p in zip(pulls, points, strict=True)
+        )
+        if self.n_jobs in (None, 1) or len(pulls) <= 1:
+            results = [fn(*args, **kw) for fn, args, kw in jobs]
+        else:
+            results = Parallel(n_jobs=self.n_jobs)(jobs)
+        return Outcomes.from_list(results)
+
+
+@dataclass
+class RunResult:
+    """What a run did.
+
+    Attributes
+    ----------
+    recommendation : int
+        The policy's recommended arm at the end.
+    stopping_reason : str
+        ``"stopping-rule"`` (the policy's guarantee holds), ``"budget"``,
+        ``"max-pulls"``, ``"interrupted"`` (Ctrl+C) or ``"stalled"`` (the
+        policy asked nothing while results were missing).
+    n_pulls : int
+    n_failed : int
+    total_cost : float
+        Sum of the pulls' costs.
+    wall_time : float
+        Seconds spent in the loop (decisions and evaluations).
+    summary : PolicySummary
+    """
+
+    recommendation: int
+    stopping_reason: str
+    n_pulls: int
+    n_failed: int
+    total_cost: float
+    wall_time: float
+    summary: PolicySummary
+
+    @property
+    def completed(self) -> bool:
+        """Whether the policy's own stopping rule ended the run."""
+        return self.stopping_reason == "stopping-rule"
+
+
+Callback = Callable[[Pulls, Outcomes, Policy], None]
+
+
+def run(
+    policy: Policy,
+    evaluator,
+    *,
+    budget: float | None = None,
+    max_pulls: int | None = None,
+    callbacks: Iterable[Callback] = (),
+    fast: bool = True,
+) -> RunResult:
+    """Run ``policy`` against ``evaluator`` until a stopping condition.
+
+    Parameters
+    ----------
+    policy : Policy
+        Any object with the ask/tell protocol.
+    evaluator : Evaluator-like
+        Has ``evaluate(pulls) -> Outcomes``; optionally ``step(policy)``.
+    budget : float, optional
+        Stop once the summed cost reaches it. A batch that would cross it is
+        trimmed to the pulls that fit, in the policy's order (at least one).
+    max_pulls : int, optional
+        Stop after this many pulls (batches are trimmed to fit).
+    callbacks : iterable of callables
+        Each is called as ``cb(pulls, outcomes, policy)`` after every told
+        batch (not on the fast path, which has no per-pull records).
+    fast : bool, default=True
+        Use ``evaluator.step`` when it exists.
+
+    Returns
+    -------
+    RunResult
+    """
+    if budget is not None and not budget > 0:
+        raise ValueError(f"budget must be > 0 or None; got {budget!r}")
+    if max_pulls is not None and (int(max_pulls) != max_pulls or max_pulls < 1):
+        raise ValueError(f"max_pulls must be a positive integer or None; got {max_pulls!r}")
+    callbacks = list(callbacks)
+    use_step = fast and hasattr(evaluator, "step") and not callbacks
+    n_pulls = n_failed = 0
+    spent = 0.0
+    reason = "stopping-rule"
+    start = time.perf_counter()
+    try:
+        while not policy.done:
+            if budget is not None and spent >= budget:
+                reason = "budget"
+                break
+            if max_pulls is not None and n_pulls >= max_pulls:
+                reason = "max-pulls"
+                break
+            if use_step and budget is None and max_pulls is None:
+                pulled, cost = evaluator.step(policy)
+                n_pulls += pulled
+                spent += cost
+                continue
+            pulls = policy.ask()
+            if len(pulls) == 0:
+                reason = "stalled"
+                break
+            pulls = _trim(pulls, policy, spent, budget, n_pulls, max_pulls)
+            outcomes = evaluator.evaluate(pulls)
+            policy.tell(pulls, outcomes.rewards, outcomes.costs)
+            n_pulls += len(pulls)
+            n_failed += outcomes.n_failed
+            spent += float(outcomes.costs.sum())
+            for cb in callbacks:
+                cb(pulls, outcomes, policy)
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    return RunResult(
+        recommendation=int(policy.recommend()),
+        stopping_reason=reason,
+        n_pulls=n_pulls,
+        n_failed=n_failed,
+        total_cost=spent,
+        wall_time=time.perf_counter() - start,
+        summary=policy.summary(),
+    )
+
+
+def _trim(pulls: Pulls, policy: Policy, spent, budget, n_pulls, max_pulls) -> Pulls:
+    """Cut a batch to the pulls that fit the remaining budget and pull cap."""
+    keep = len(pulls)
+    if max_pulls is not None:
+        keep = min(keep, max_pulls - n_pulls)
+    if budget is not None:
+        planned = np.cumsum(policy.nominal_costs()[pulls.fidelities])
+        keep = min(keep, max(1, int(np.searchsorted(planned, budget - spent, side="right"))))
+    if keep >= len(pulls):
+        return pulls
+    policy.cancel(pulls[keep:])
+    return pulls[:keep]

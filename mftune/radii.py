@@ -1,0 +1,109 @@
+"""Confidence radii used by the policies, each with its source.
+
+All functions are vectorised over their count arguments and return ``+inf``
+where the count is zero (an arm never pulled is unconstrained).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["hoeffding_radius", "iise_radius", "lucb_radius", "iise_phase_length"]
+
+
+def _counts(n) -> np.ndarray:
+    return np.asarray(n, dtype=float)
+
+
+def iise_radius(t, delta: float, sigma2: float = 1.0):
+    """IISE's anytime confidence radius ``B(t, δ) = sqrt(2σ² log(4t²/δ) / t)``.
+
+    Source: Poiani, Metelli & Restelli (2022), Section 4, and the authors'
+    ``utils/math.py`` [paper, code]. It is a union bound over rounds of the
+    sub-Gaussian tail with variance proxy ``sigma2``; ``B(0, δ) = +inf``.
+
+    Parameters
+    ----------
+    t : int or array-like of int
+        Number of samples behind the empirical mean (rounds in the phase).
+    delta : float
+        Confidence level of this bound (IISE passes ``δ/(K M)``, SE ``δ/K``).
+    sigma2 : float, default=1.0
+        Sub-Gaussian variance proxy σ².
+
+    Returns
+    -------
+    float or ndarray
+        The radius, ``inf`` where ``t == 0``.
+    """
+    t = _counts(t)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.sqrt(2.0 * sigma2 * np.log(4.0 * t * t / delta) / t)
+    out = np.where(t > 0, out, np.inf)
+    return out if out.ndim else float(out)
+
+
+def lucb_radius(n, t, delta: float, n_arms: int, n_fidelities: int, L: float | None = None):
+    """Wang et al.'s radius ``β(n, t, δ) = sqrt(log(L t⁴ / δ) / n)``.
+
+    Source: Wang, Wu, Chen & Lui (2023), Eq. 4-5 [paper]; Theorem 3.4 needs
+    ``L >= 4 K M`` and ``L = 4 K M`` is the default [RECON, as in the
+    third-party re-implementation]. Rewards are assumed in ``[0, 1]``.
+
+    Parameters
+    ----------
+    n : int or array-like
+        Pulls of the arm at the fidelity in question.
+    t : int
+        Time index (total pulls so far, see ALGORITHMS.md 2.1 [calib]).
+    delta : float
+        Confidence level.
+    n_arms, n_fidelities : int
+        ``K`` and ``M``, used for the default ``L``.
+    L : float, optional
+        Override of ``4 K M``.
+    """
+    if L is None:
+        L = 4.0 * n_arms * n_fidelities
+    n = _counts(n)
+    t = max(float(t), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.sqrt(np.log(L * t**4 / delta) / n)
+    out = np.where(n > 0, out, np.inf)
+    return out if out.ndim else float(out)
+
+
+def hoeffding_radius(n, delta: float, value_range: float = 1.0):
+    """Hoeffding's two-sided radius ``range * sqrt(log(2/δ) / (2n))``.
+
+    Source: Hoeffding (1963): for ``n`` i.i.d. rewards in an interval of width
+    ``value_range``, ``P(|mean − µ| ≥ r) ≤ 2 exp(−2 n r² / range²)``. It is a
+    fixed-``n`` bound; take a union bound (divide ``delta``) for anytime use.
+    """
+    n = _counts(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = value_range * np.sqrt(np.log(2.0 / delta) / (2.0 * n))
+    out = np.where(n > 0, out, np.inf)
+    return out if out.ndim else float(out)
+
+
+def iise_phase_length(threshold: float, delta: float, sigma2: float = 1.0) -> float:
+    """Smallest ``t >= 1`` with ``4 B(t, δ) <= threshold`` (``inf`` if threshold <= 0).
+
+    IISE's phase switch (Poiani et al. 2022, Alg. 1) fires at the first round
+    whose radius satisfies ``α_m >= 4 B(t, δ')``; as ``B`` is decreasing in
+    ``t`` for ``t >= 1`` that round is deterministic and found here by a
+    doubling search followed by bisection.
+    """
+    if not threshold > 0:
+        return np.inf
+    lo, hi = 0, 1
+    while 4.0 * iise_radius(hi, delta, sigma2) > threshold:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if 4.0 * iise_radius(mid, delta, sigma2) > threshold:
+            lo = mid
+        else:
+            hi = mid
+    return float(hi)
