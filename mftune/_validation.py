@@ -28,7 +28,9 @@ def _as_1d_float(value, name: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a 1-D sequence of numbers; got {value!r}") from exc
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers; got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be a non-empty 1-D sequence of numbers; got shape {arr.shape}"
+        )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain finite numbers only; got {arr.tolist()}")
     return arr

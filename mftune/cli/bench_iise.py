@@ -47,7 +47,8 @@ def iise_table1(runs, domains, instance_dir, generated, mode, seed, n_jobs, as_j
                                "runs": runs, "seed": seed,
                                "source": instance_dir or f"generated:{mode}"}, indent=2))
         return
-    source = f"instances from {instance_dir}" if instance_dir else f"generated ({mode}, seed {seed})"
+    source = (f"instances from {instance_dir}" if instance_dir
+              else f"generated ({mode}, seed {seed})")
     click.echo(f"IISE Table 1 reproduction — {runs} runs, delta=0.001, {source}")
     click.echo(format_table1(rows))
     click.echo(f"total wall time: {wall:.1f} s")

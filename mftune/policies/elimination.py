@@ -32,7 +32,9 @@ from .._validation import (
 from ..radii import iise_phase_length, iise_radius
 from .base import Policy, Pulls
 
-__all__ = ["IISE", "MFE", "IISEGamma", "PhasedElimination", "SuccessiveElimination", "iise_thresholds"]
+__all__ = [
+    "IISE", "MFE", "IISEGamma", "PhasedElimination", "SuccessiveElimination", "iise_thresholds",
+]
 
 
 def iise_thresholds(costs, bias, factor: float = 4.0) -> np.ndarray:

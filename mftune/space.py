@@ -1,0 +1,347 @@
+"""Search spaces: dimensions, candidate sampling, grids and the unit-cube encoding.
+
+A space is a dict ``{name: dimension}`` (or a list of such dicts for
+conditional spaces, as in scikit-learn's ``ParameterSampler``). A dimension
+is one of :class:`Real`, :class:`Integer`, :class:`Categorical`, a plain list
+(taken as categorical choices) or a scipy.stats frozen distribution (sampled
+with ``rvs``, as ``RandomizedSearchCV`` does).
+
+The finite-arm policies need a candidate set (:meth:`Space.sample`,
+:meth:`Space.grid`); the Gaussian-process policies work in the unit cube
+(:meth:`Space.to_unit`, :meth:`Space.from_unit`): reals and integers map
+linearly (or in log space when ``log=True``); a categorical dimension takes
+one coordinate split into equal bins, one per choice.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Categorical", "Dimension", "Distribution", "Integer", "Real", "Space", "as_dimension"]
+
+
+class Dimension:
+    """Base class of one hyper-parameter's domain."""
+
+    name: str = ""
+
+    def sample(self, n: int, rng: np.random.Generator) -> list:
+        """Draw ``n`` values."""
+        raise NotImplementedError
+
+    def to_unit(self, values: Sequence) -> np.ndarray:
+        """Map values to ``[0, 1]``."""
+        raise NotImplementedError
+
+    def from_unit(self, u: np.ndarray) -> list:
+        """Map unit-interval coordinates back to values."""
+        raise NotImplementedError
+
+    def grid(self, n_points: int) -> list:
+        """``n_points`` representative values (all choices for categoricals)."""
+        return self.from_unit(np.linspace(0.0, 1.0, max(int(n_points), 1)))
+
+    def contains(self, value) -> bool:
+        """Whether ``value`` belongs to the domain."""
+        raise NotImplementedError
+
+
+def _check_bounds(low, high, log, name, kind):
+    for label, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise ValueError(f"{name or kind}: {label} must be a finite number; got {v!r}")
+    if low > high:
+        raise ValueError(f"{name or kind}: low must be <= high; got low={low!r}, high={high!r}")
+    if log and low <= 0:
+        raise ValueError(f"{name or kind}: log=True needs low > 0; got low={low!r}")
+
+
+class Real(Dimension):
+    """A real interval ``[low, high]``, optionally log-scaled.
+
+    Parameters
+    ----------
+    low, high : float
+        Bounds, ``low <= high`` (``low > 0`` when ``log``).
+    log : bool, default=False
+        Sample and encode uniformly in ``log(value)``.
+    name : str, optional
+        Filled in by :class:`Space`; used in error messages.
+    """
+
+    def __init__(self, low: float, high: float, log: bool = False, name: str = ""):
+        _check_bounds(low, high, log, name, "Real")
+        self.low, self.high, self.log, self.name = float(low), float(high), bool(log), name
+
+    def _warp(self, x):
+        return np.log(x) if self.log else np.asarray(x, dtype=float)
+
+    def _unwarp(self, z):
+        return np.exp(z) if self.log else z
+
+    def to_unit(self, values):
+        lo, hi = self._warp(self.low), self._warp(self.high)
+        x = self._warp(np.asarray(values, dtype=float))
+        return np.zeros_like(x) if hi == lo else (x - lo) / (hi - lo)
+
+    def from_unit(self, u):
+        lo, hi = self._warp(self.low), self._warp(self.high)
+        z = lo + np.clip(np.asarray(u, dtype=float), 0.0, 1.0) * (hi - lo)
+        return np.clip(self._unwarp(z), self.low, self.high).tolist()
+
+    def sample(self, n, rng):
+        return self.from_unit(rng.random(int(n)))
+
+    def contains(self, value):
+        return isinstance(value, numbers.Real) and self.low <= value <= self.high
+
+    def __repr__(self):
+        return f"Real({self.low!r}, {self.high!r}, log={self.log})"
+
+
+class Integer(Dimension):
+    """Integers in ``[low, high]`` (both included), optionally log-scaled."""
+
+    def __init__(self, low: int, high: int, log: bool = False, name: str = ""):
+        _check_bounds(low, high, log, name, "Integer")
+        if int(low) != low or int(high) != high:
+            raise ValueError(f"{name or 'Integer'}: low and high must be integers; "
+                             f"got {low!r}, {high!r}")
+        self.low, self.high, self.log, self.name = int(low), int(high), bool(log), name
+        # Encode over [low - 0.5, high + 0.5] so every integer owns an equal share.
+        self._real = Real(self.low - 0.5 if not log else max(self.low - 0.5, self.low / 2),
+                          self.high + 0.5, log=log)
+
+    def to_unit(self, values):
+        return self._real.to_unit(np.asarray(values, dtype=float))
+
+    def from_unit(self, u):
+        vals = np.rint(np.asarray(self._real.from_unit(u), dtype=float))
+        return np.clip(vals, self.low, self.high).astype(int).tolist()
+
+    def sample(self, n, rng):
+        return self.from_unit(rng.random(int(n)))
+
+    def grid(self, n_points):
+        span = self.high - self.low + 1
+        if span <= n_points:
+            return list(range(self.low, self.high + 1))
+        return sorted(set(super().grid(n_points)))
+
+    def contains(self, value):
+        return isinstance(value, numbers.Integral) and self.low <= value <= self.high
+
+    def __repr__(self):
+        return f"Integer({self.low!r}, {self.high!r}, log={self.log})"
+
+
+class Categorical(Dimension):
+    """A finite set of choices (any Python values)."""
+
+    def __init__(self, choices: Sequence, name: str = ""):
+        choices = list(choices)
+        if not choices:
+            raise ValueError(f"{name or 'Categorical'}: choices must not be empty")
+        self.choices, self.name = choices, name
+
+    def _index(self, value) -> int:
+        for i, c in enumerate(self.choices):
+            if c is value or (type(c) is type(value) and c == value):
+                return i
+        raise ValueError(f"{self.name or 'Categorical'}: {value!r} is not one of {self.choices}")
+
+    def to_unit(self, values):
+        n = len(self.choices)
+        return (np.array([self._index(v) for v in values], dtype=float) + 0.5) / n
+
+    def from_unit(self, u):
+        n = len(self.choices)
+        idx = np.clip(np.floor(np.asarray(u, dtype=float) * n), 0, n - 1).astype(int)
+        return [self.choices[i] for i in idx]
+
+    def sample(self, n, rng):
+        return [self.choices[i] for i in rng.integers(len(self.choices), size=int(n))]
+
+    def grid(self, n_points):
+        return list(self.choices)
+
+    def contains(self, value):
+        try:
+            self._index(value)
+        except ValueError:
+            return False
+        return True
+
+    def __repr__(self):
+        return f"Categorical({self.choices!r})"
+
+
+class Distribution(Dimension):
+    """A scipy.stats frozen distribution, sampled with ``rvs`` (as RandomizedSearchCV).
+
+    The unit-cube encoding uses the distribution's CDF and quantile function,
+    so it is available for continuous distributions only.
+    """
+
+    def __init__(self, dist, name: str = ""):
+        if not hasattr(dist, "rvs"):
+            raise ValueError(f"{name or 'Distribution'}: needs an object with an rvs method")
+        self.dist, self.name = dist, name
+
+    @property
+    def _discrete(self) -> bool:
+        return not hasattr(self.dist, "pdf")
+
+    def sample(self, n, rng):
+        return np.atleast_1d(self.dist.rvs(size=int(n), random_state=rng)).tolist()
+
+    def to_unit(self, values):
+        return np.asarray(self.dist.cdf(np.asarray(values, dtype=float)), dtype=float)
+
+    def from_unit(self, u):
+        eps = 1e-9
+        vals = np.asarray(self.dist.ppf(np.clip(np.asarray(u, dtype=float), eps, 1 - eps)))
+        return vals.astype(int).tolist() if self._discrete else vals.tolist()
+
+    def grid(self, n_points):
+        qs = (np.arange(max(int(n_points), 1)) + 0.5) / max(int(n_points), 1)
+        return self.from_unit(qs)
+
+    def contains(self, value):
+        return bool(self.dist.pdf(value) > 0) if not self._discrete else True
+
+    def __repr__(self):
+        return f"Distribution({self.dist.dist.name})"
+
+
+def as_dimension(spec: Any, name: str = "") -> Dimension:
+    """Turn a user specification into a :class:`Dimension`.
+
+    Accepts a dimension, a list/tuple of choices, or a scipy.stats frozen
+    distribution (anything with ``rvs``).
+    """
+    if isinstance(spec, Dimension):
+        if not spec.name:
+            spec.name = name
+        return spec
+    if hasattr(spec, "rvs"):
+        return Distribution(spec, name)
+    if isinstance(spec, (list, tuple, np.ndarray)):
+        return Categorical(list(spec), name)
+    raise ValueError(
+        f"parameter {name!r}: expected Real, Integer, Categorical, a list of choices or a "
+        f"scipy.stats distribution; got {spec!r}"
+    )
+
+
+class Space:
+    """A search space: a dict of dimensions, or a list of dicts (conditional).
+
+    Parameters
+    ----------
+    spec : dict or list of dict
+        ``{name: dimension}``; names may use scikit-learn's ``step__param``
+        form for pipelines.
+
+    Examples
+    --------
+    >>> space = Space({"C": Real(1e-1, 1e5, log=True), "kernel": ["rbf", "poly"]})
+    >>> len(space.sample(4, random_state=0))
+    4
+    """
+
+    def __init__(self, spec: Mapping | Sequence[Mapping]):
+        if isinstance(spec, Space):
+            spec = spec.spec
+        subspaces = [spec] if isinstance(spec, Mapping) else list(spec)
+        if not subspaces:
+            raise ValueError("space must be a non-empty dict or list of dicts")
+        self.subspaces: list[dict[str, Dimension]] = []
+        for sub in subspaces:
+            if not isinstance(sub, Mapping) or not sub:
+                raise ValueError(f"space entries must be non-empty dicts; got {sub!r}")
+            self.subspaces.append({str(k): as_dimension(v, str(k)) for k, v in sub.items()})
+        self.spec = spec
+
+    @property
+    def names(self) -> list[str]:
+        """All parameter names, in first-seen order."""
+        seen: dict[str, None] = {}
+        for sub in self.subspaces:
+            seen.update(dict.fromkeys(sub))
+        return list(seen)
+
+    @property
+    def is_conditional(self) -> bool:
+        return len(self.subspaces) > 1
+
+    def sample(self, n: int, random_state=None) -> list[dict]:
+        """Draw ``n`` configurations (each subspace chosen uniformly for lists)."""
+        if int(n) != n or n < 1:
+            raise ValueError(f"n_candidates must be a positive integer; got {n!r}")
+        rng = np.random.default_rng(random_state)
+        which = rng.integers(len(self.subspaces), size=int(n))
+        out: list[dict] = [{} for _ in range(int(n))]
+        for s, sub in enumerate(self.subspaces):
+            rows = np.flatnonzero(which == s)
+            if rows.size == 0:
+                continue
+            for name, dim in sorted(sub.items()):
+                for r, v in zip(rows, dim.sample(rows.size, rng), strict=True):
+                    out[r][name] = v
+        return [{k: cfg[k] for k in sorted(cfg)} for cfg in out]
+
+    def grid(self, n_points: int = 5) -> list[dict]:
+        """The full grid: every categorical choice and ``n_points`` values per numeric dimension."""
+        out = []
+        for sub in self.subspaces:
+            names = sorted(sub)
+            axes = [sub[k].grid(n_points) for k in names]
+            out.extend(dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes))
+        return out
+
+    # -- unit-cube encoding (single, unconditional spaces) ---------------------
+    def _single(self) -> dict[str, Dimension]:
+        if self.is_conditional:
+            raise ValueError("the unit-cube encoding needs a single dict space, not a list")
+        return self.subspaces[0]
+
+    @property
+    def n_dims(self) -> int:
+        """Width of the unit-cube encoding."""
+        return len(self._single())
+
+    def to_unit(self, configs: Sequence[Mapping]) -> np.ndarray:
+        """Encode configurations as rows of ``[0, 1]^d`` (names in sorted order)."""
+        dims = self._single()
+        names = sorted(dims)
+        cols = [dims[k].to_unit([c[k] for c in configs]) for k in names]
+        return np.column_stack(cols) if cols else np.empty((len(configs), 0))
+
+    def from_unit(self, points: np.ndarray) -> list[dict]:
+        """Decode rows of ``[0, 1]^d`` into configurations."""
+        dims = self._single()
+        names = sorted(dims)
+        pts = np.atleast_2d(np.asarray(points, dtype=float))
+        if pts.shape[1] != len(names):
+            raise ValueError(f"points must have {len(names)} columns; got {pts.shape[1]}")
+        cols = [dims[k].from_unit(pts[:, j]) for j, k in enumerate(names)]
+        return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
+
+    def check_names(self, valid: set[str] | Sequence[str], what: str = "the estimator") -> None:
+        """Raise ``ValueError`` for parameter names not in ``valid``."""
+        valid = set(valid)
+        unknown = [n for n in self.names if n not in valid]
+        if unknown:
+            raise ValueError(
+                f"unknown parameter(s) {unknown} for {what}; valid names are {sorted(valid)}"
+            )
+
+    def __repr__(self):
+        return f"Space({self.subspaces if self.is_conditional else self.subspaces[0]!r})"
