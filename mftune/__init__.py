@@ -13,9 +13,16 @@ from .policies import (  # noqa: E402
     Pulls,
     SuccessiveElimination,
 )
+from .space import Categorical, Integer, Real, Space  # noqa: E402
+from .tuner import MFTuner  # noqa: E402
 
 __all__ = [
+    "Categorical",
     "IISE",
+    "Integer",
+    "MFTuner",
+    "Real",
+    "Space",
     "MFE",
     "Evaluator",
     "IISEGamma",

@@ -51,6 +51,18 @@ class Dimension:
         """Whether ``value`` belongs to the domain."""
         raise NotImplementedError
 
+    def validate(self, name: str = "") -> None:
+        """Raise ``ValueError`` naming the parameter if the domain is invalid."""
+
+    def _validate_now(self, name: str) -> None:
+        # An unnamed invalid dimension (``Real(10, 1)`` written inside a dict) is
+        # reported by Space / as_dimension, which know the parameter's name.
+        try:
+            self.validate(name)
+        except ValueError:
+            if name:
+                raise
+
 
 def _check_bounds(low, high, log, name, kind):
     for label, v in (("low", low), ("high", high)):
@@ -76,8 +88,13 @@ class Real(Dimension):
     """
 
     def __init__(self, low: float, high: float, log: bool = False, name: str = ""):
-        _check_bounds(low, high, log, name, "Real")
-        self.low, self.high, self.log, self.name = float(low), float(high), bool(log), name
+        self.low, self.high, self.log, self.name = low, high, bool(log), name
+        self._validate_now(name)
+
+    def validate(self, name: str = "") -> None:
+        """Check the bounds, naming the parameter in the error (run by :class:`Space`)."""
+        _check_bounds(self.low, self.high, self.log, name or self.name, "Real")
+        self.low, self.high = float(self.low), float(self.high)
 
     def _warp(self, x):
         return np.log(x) if self.log else np.asarray(x, dtype=float)
@@ -109,11 +126,18 @@ class Integer(Dimension):
     """Integers in ``[low, high]`` (both included), optionally log-scaled."""
 
     def __init__(self, low: int, high: int, log: bool = False, name: str = ""):
+        self.low, self.high, self.log, self.name = low, high, bool(log), name
+        self._validate_now(name)
+
+    def validate(self, name: str = "") -> None:
+        """Check the bounds, naming the parameter in the error (run by :class:`Space`)."""
+        name = name or self.name
+        low, high, log = self.low, self.high, self.log
         _check_bounds(low, high, log, name, "Integer")
         if int(low) != low or int(high) != high:
             raise ValueError(f"{name or 'Integer'}: low and high must be integers; "
                              f"got {low!r}, {high!r}")
-        self.low, self.high, self.log, self.name = int(low), int(high), bool(log), name
+        self.low, self.high = int(low), int(high)
         # Encode over [low - 0.5, high + 0.5] so every integer owns an equal share.
         self._real = Real(self.low - 0.5 if not log else max(self.low - 0.5, self.low / 2),
                           self.high + 0.5, log=log)
@@ -145,10 +169,13 @@ class Categorical(Dimension):
     """A finite set of choices (any Python values)."""
 
     def __init__(self, choices: Sequence, name: str = ""):
-        choices = list(choices)
-        if not choices:
-            raise ValueError(f"{name or 'Categorical'}: choices must not be empty")
-        self.choices, self.name = choices, name
+        self.choices, self.name = list(choices), name
+        self._validate_now(name)
+
+    def validate(self, name: str = "") -> None:
+        """Check there is at least one choice, naming the parameter (run by :class:`Space`)."""
+        if not self.choices:
+            raise ValueError(f"{name or self.name or 'Categorical'}: choices must not be empty")
 
     def _index(self, value) -> int:
         for i, c in enumerate(self.choices):
@@ -229,6 +256,7 @@ def as_dimension(spec: Any, name: str = "") -> Dimension:
     if isinstance(spec, Dimension):
         if not spec.name:
             spec.name = name
+        spec.validate(name or spec.name)
         return spec
     if hasattr(spec, "rvs"):
         return Distribution(spec, name)

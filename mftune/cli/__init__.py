@@ -9,6 +9,7 @@ from __future__ import annotations
 # Registration imports (each adds commands to ``main`` or ``bench``).
 from . import (
     bench_iise,  # noqa: E402, F401
+    bench_tuner,  # noqa: E402, F401
     demo,  # noqa: E402, F401
 )
 from ._groups import bench, main

@@ -275,6 +275,58 @@ class PhasedElimination(Policy):
         self._finish_rounds(arms, cums[n - 1 : n], n)
         return n
 
+    # -- bounds measured during a run (the tuner) -------------------------------
+    def _derive_bounds(self, costs: np.ndarray, bias: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Thresholds and widths for new costs/bias (overridden by IISE, IISE-γ, MFE)."""
+        raise NotImplementedError(f"{type(self).__name__} has no bias bounds to update")
+
+    def _current_bias(self) -> np.ndarray | None:
+        return None
+
+    def update_bounds(self, costs=None, xi=None, variance_proxy=None) -> None:
+        """Replace the costs λ, the bias bounds and/or σ² during a run.
+
+        Used by the tuner, whose costs are running estimates of measured
+        seconds and whose bias bounds are estimated or grown online. ``xi`` is
+        the bound the subclass works with (ξ for IISE/MFE, γ for IISE-γ; SE has
+        none). Thresholds ``α_m`` and elimination widths are recomputed; the
+        current phase uses them from its next round on, finished phases are
+        not revisited (their switches and eliminations stand).
+
+        Effect on the guarantee: costs enter only the switch thresholds, so
+        changing them affects the cost of the run, never its correctness. The
+        δ-correctness of IISE holds when the bias bounds in force at every
+        elimination were valid; growing a bound (adaptive mode) makes later
+        eliminations conservative again but cannot undo an elimination made
+        under a bound that was too small. A new σ² changes the radius
+        ``B(t, δ')`` of later tests, which are valid if the new σ² is.
+
+        Parameters
+        ----------
+        costs : array-like of shape (M,), optional
+            Strictly increasing per-fidelity costs.
+        xi : array-like of shape (M,), optional
+            Strictly decreasing bias bounds ending in 0.
+        variance_proxy : float, optional
+            New sub-Gaussian variance proxy σ².
+        """
+        if costs is not None:
+            self.costs = check_costs(costs, "costs", self.n_fidelities)
+        if variance_proxy is not None:
+            self.variance_proxy = check_positive(variance_proxy, "variance_proxy")
+            self.__dict__.pop("_radius_cache", None)
+        bias = self._current_bias()
+        if xi is not None:
+            if bias is None:
+                raise ValueError(f"xi: {type(self).__name__} uses no bias bounds")
+            bias = check_bias(xi, "xi", self.n_fidelities)
+        if bias is not None and (costs is not None or xi is not None):
+            self.thresholds, self.widths = self._derive_bounds(self.costs, bias)
+            self._set_bias(bias)
+
+    def _set_bias(self, bias: np.ndarray) -> None:
+        pass
+
     # -- simulator support ----------------------------------------------------
     def phase_length(self, phase: int | None = None) -> float:
         """Rounds the given phase lasts if no elimination ends the run (``inf`` for the last)."""
@@ -363,6 +415,15 @@ class IISE(PhasedElimination):
             random_state=random_state,
         )
 
+    def _current_bias(self):
+        return self.xi
+
+    def _set_bias(self, bias):
+        self.xi = bias
+
+    def _derive_bounds(self, costs, bias):
+        return iise_thresholds(costs, bias, 4.0), 2.0 * bias
+
 
 class IISEGamma(PhasedElimination):
     """IISE-γ: IISE driven by bounds on the bias *variation* (Poiani et al. 2022, Sec. 5).
@@ -395,6 +456,15 @@ class IISEGamma(PhasedElimination):
             delta_prime=check_delta(delta) / (n_arms * costs.size), epsilon=epsilon,
             random_state=random_state,
         )
+
+    def _current_bias(self):
+        return self.gamma
+
+    def _set_bias(self, bias):
+        self.gamma = bias
+
+    def _derive_bounds(self, costs, bias):
+        return iise_thresholds(costs, bias, 2.0), bias.copy()
 
 
 class MFE(PhasedElimination):
@@ -429,6 +499,15 @@ class MFE(PhasedElimination):
             delta_prime=check_delta(delta) / (n_arms * costs.size), epsilon=epsilon,
             random_state=random_state,
         )
+
+    def _current_bias(self):
+        return self.xi
+
+    def _set_bias(self, bias):
+        self.xi = bias
+
+    def _derive_bounds(self, costs, bias):
+        return self.c * bias, 2.0 * bias
 
     def _skip_phase(self, fidelity_means: np.ndarray) -> int:
         """Jump to the end of the current phase without sampling (simulator only).

@@ -1,0 +1,208 @@
+"""Time to quality: ``MFTuner`` (defaults) against successive halving on the same candidates.
+
+For each task and seed, the same candidate list is searched by
+
+* ``MFTuner`` with its defaults (``algorithm="auto"``, adaptive bias bounds,
+  ``delta=0.05``, ``epsilon="auto"``) and a cost ``budget`` so the run ends
+  in a bounded time, and
+* ``HalvingGridSearchCV`` over exactly those candidates — the search that
+  ``HalvingRandomSearchCV`` runs once it has sampled its candidates — with the
+  same fidelity levels (``min_resources``, ``factor``) and the same CV.
+
+Both run one pull at a time (``n_jobs=1``), one after the other, in the same
+process, without refit. Test accuracy of a configuration = fit on the whole
+training pool, score on the held-out test rows (outside the timed region,
+cached per configuration).
+
+Time-to-target (issue 5): the target of a seed is the best test accuracy any
+method's final recommendation reached on that seed, minus 0.3 points. For
+``MFTuner`` it is the wall time (calibration included) after which its
+recommendation (recorded after every batch) is on target and stays there to
+the end of the run; for halving, whose only recommendation comes at the end,
+its total wall time when that recommendation is on target. ``inf`` = never.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+from sklearn.model_selection import HalvingGridSearchCV, StratifiedKFold, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+
+from ..space import Integer, Real, Space
+from ..tuner import MFTuner
+from .datasets import load_keel
+
+__all__ = ["TASKS", "Task", "format_rows", "run_task"]
+
+TARGET_GAP = 0.003
+
+
+@dataclass
+class Task:
+    """One benchmark task (data, estimator, space, fidelities, caps)."""
+
+    name: str
+    dataset: str
+    n_pool: int
+    estimator: object
+    space: dict
+    fidelity: str
+    levels: list
+    n_candidates: int
+    cv: int
+    budget: float
+    description: str
+    factor: float = 3
+
+
+def _svc():
+    return make_pipeline(StandardScaler(), SVC(cache_size=500))
+
+
+TASKS = {
+    "svm-magic-15k": Task(
+        "svm-magic-15k", "magic", 15000, _svc(),
+        {"svc__C": Real(1e-1, 1e3, log=True), "svc__gamma": Real(1e-3, 1e1, log=True)},
+        "n_samples", [500, 1500, 4500, 10000], 24, 3, 90.0,
+        "RBF SVM, MAGIC 15,000-row pool, n_samples 500/1500/4500/10000 (3-fold CV)"),
+    "hgb-letter": Task(
+        "hgb-letter", "letter", 15000,
+        HistGradientBoostingClassifier(early_stopping=False, random_state=0),
+        {"learning_rate": Real(0.01, 0.5, log=True), "max_leaf_nodes": Integer(4, 64, log=True),
+         "min_samples_leaf": Integer(2, 100, log=True),
+         "l2_regularization": Real(1e-4, 10.0, log=True)},
+        "max_iter", [8, 24, 72], 16, 3, 120.0,
+        "HistGradientBoosting, letter 15,000-row pool, max_iter 8/24/72 (3-fold CV)"),
+    "svm-magic-2k": Task(
+        "svm-magic-2k", "magic", 2000, _svc(),
+        {"svc__C": Real(1e-1, 1e3, log=True), "svc__gamma": Real(1e-3, 1e1, log=True)},
+        "n_samples", [400, 1600], 24, 5, 20.0,
+        "the paper's SVM setting: MAGIC 2,000 rows, n_samples 400/1600 (5-fold CV)", 4),
+}
+
+
+@dataclass
+class Row:
+    """One method on one seed."""
+
+    task: str
+    seed: int
+    method: str
+    wall: float
+    time_to_target: float
+    final_test: float
+    target: float
+    detail: str
+
+
+def _split(task: Task, seed: int):
+    data = load_keel(task.dataset)
+    X_pool, X_test, y_pool, y_test = train_test_split(
+        data.X, data.y, train_size=task.n_pool, stratify=data.y, random_state=seed)
+    if task.n_pool < 5000:  # the paper's setting keeps a large test set but a small pool
+        X_test, y_test = X_test[:5000], y_test[:5000]
+    return X_pool, X_test, y_pool, y_test, data.source
+
+
+def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
+    """Run both methods on one seed; return their rows and the data source."""
+    X, X_te, y, y_te, source = _split(task, seed)
+    # The candidates MFTuner samples for random_state=seed (same derivation as MFTuner.fit).
+    sub = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
+    cand = Space(task.space).sample(task.n_candidates, np.random.default_rng(sub))
+    cache: dict[int, float] = {}
+
+    def test_acc(i: int) -> float:
+        if i not in cache:
+            params = dict(cand[i])
+            if task.fidelity != "n_samples":
+                params[task.fidelity] = task.levels[-1]
+            est = clone(task.estimator).set_params(**params).fit(X, y)
+            cache[i] = float(est.score(X_te, y_te))
+        return cache[i]
+
+    cv = StratifiedKFold(task.cv, shuffle=True, random_state=seed)
+    # MFTuner with its defaults, a budget, the same candidates (same sampler and seed).
+    tuner = MFTuner(
+        task.estimator, task.space, fidelity=task.fidelity,
+        fidelities=task.levels if task.fidelity != "n_samples" else task.levels[:-1],
+        n_candidates=task.n_candidates, cv=cv, budget=task.budget, refit=False,
+        random_state=seed)
+    t0 = time.perf_counter()
+    tuner.fit(X, y)
+    wall_mf = time.perf_counter() - t0
+    if tuner.candidates_ != cand:
+        raise RuntimeError("MFTuner and halving must search the same candidates")
+    # Halving over exactly the same candidates and fidelity levels.
+    grid = [{k: [v] for k, v in c.items()} for c in cand]
+    if task.fidelity == "n_samples":
+        halving = HalvingGridSearchCV(
+            task.estimator, grid, factor=task.factor, resource="n_samples",
+            min_resources=task.levels[0], cv=cv, refit=False, random_state=seed)
+    else:
+        halving = HalvingGridSearchCV(
+            task.estimator, grid, factor=task.factor, resource=task.fidelity,
+            min_resources=task.levels[0], max_resources=task.levels[-1], cv=cv, refit=False,
+            random_state=seed)
+    t0 = time.perf_counter()
+    halving.fit(X, y)
+    wall_h = time.perf_counter() - t0
+    best_h = int(halving.best_index_)
+    hist = tuner.history_
+    final_mf = test_acc(tuner.best_index_)
+    final_h = test_acc(best_h)
+    target = max(final_mf, final_h) - TARGET_GAP
+    # MFTuner: first time after which every recommendation is on target.
+    ttt = np.inf
+    for t, _, _, arm in reversed(hist):
+        if test_acc(arm) < target:
+            break
+        ttt = t
+    rows = [
+        Row(task.name, seed, "MFTuner", wall_mf, ttt, final_mf, target,
+            f"{tuner.algorithm_}, {tuner.stopping_reason_}, {tuner.n_pulls_} pulls, "
+            f"reached f{int(tuner.cv_results_['fidelity_reached'][tuner.best_index_])}"),
+        Row(task.name, seed, "Halving", wall_h, wall_h if final_h >= target else np.inf,
+            final_h, target, f"{halving.n_iterations_} iterations"),
+    ]
+    for r in rows:
+        log(f"  seed {seed} {r.method:8s} wall {r.wall:7.1f} s  time-to-target "
+            f"{r.time_to_target:7.1f} s  test acc {r.final_test:.4f} (target {r.target:.4f})  "
+            f"{r.detail}")
+    return rows, source
+
+
+def _stat(v):
+    v = np.asarray(v, dtype=float)
+    return f"{np.median(v):7.1f} [{v.min():.1f}–{v.max():.1f}]"
+
+
+def format_rows(rows: list[Row]) -> str:
+    """Median and min–max per task and method, with the paired ratio of medians."""
+    out = ["task            method    time-to-target s (median [min–max])  wall s "
+           "(median [min–max])  final test acc (median)  reached"]
+    for task in dict.fromkeys(r.task for r in rows):
+        for method in ("MFTuner", "Halving"):
+            rs = [r for r in rows if r.task == task and r.method == method]
+            reached = sum(np.isfinite(r.time_to_target) for r in rs)
+            out.append(f"{task:15s} {method:8s}  {_stat([r.time_to_target for r in rs]):28s}"
+                       f"        {_stat([r.wall for r in rs]):22s}"
+                       f"  {np.median([r.final_test for r in rs]):.4f}"
+                       f"                   {reached}/{len(rs)}")
+        mf = {r.seed: r.time_to_target for r in rows if r.task == task and r.method == "MFTuner"}
+        hv = {r.seed: r.time_to_target for r in rows if r.task == task and r.method == "Halving"}
+        ratios = [mf[s] / hv[s] for s in mf if np.isfinite(mf[s]) and np.isfinite(hv[s])]
+        if ratios:
+            out.append(f"{'':15s} ratio MFTuner/Halving time-to-target, paired by seed: median "
+                       f"{np.median(ratios):.2f} [{min(ratios):.2f}–{max(ratios):.2f}] "
+                       f"over {len(ratios)} seeds where both reached it")
+    return "\n".join(out)

@@ -1,0 +1,172 @@
+"""Bias bounds, noise level and costs measured on a tuning problem.
+
+The guarantees of the multi-fidelity policies assume a known maximal bias
+``ξ_m`` of each fidelity (and, for IISE-γ, a bound ``γ_m`` on its variation
+across configurations). DESIGN.md ("Bias bounds") offers three modes:
+
+``known``
+    the user gives the bounds;
+``estimate``
+    a calibration evaluates a few random candidates at every fidelity on the
+    same folds; the bound is the largest observed bias inflated by its own
+    uncertainty; its cost counts in the run;
+``adaptive``
+    estimated, then grown during the run whenever a candidate evaluated at
+    two fidelities violates it (doubling, as MF-GP-UCB does with ζ).
+
+How the estimate is built [RECON — the papers assume known bounds]: for
+calibration candidate ``k`` and fidelity ``m``, ``d_km`` is the mean over the
+same folds of the per-fold difference ``score_m − score_M`` and ``s_km`` its
+standard error. With ``z = Φ⁻¹(1 − δ / (2 n_cal M))`` (a union bound over the
+calibration's differences), ``ξ̂_m = max_k |d_km| + z s_km`` and
+``γ̂_m = max_{k,k'} |d_km − d_k'm| + z (s_km + s_k'm)``; both are made strictly
+decreasing to 0 (a bound is raised to 1.01 × the next one's plus a tiny
+constant when needed). σ is the pooled per-fold standard deviation of the
+scores of a candidate at a fidelity, taken at the noisiest fidelity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+__all__ = ["BiasEstimate", "estimate_bias", "grow_violated", "monotone_bounds", "running_costs"]
+
+_TINY = 1e-6
+
+
+def monotone_bounds(bounds) -> np.ndarray:
+    """Make bias bounds strictly decreasing with a final 0, raising earlier entries."""
+    b = np.maximum(np.asarray(bounds, dtype=float).copy(), 0.0)
+    b[-1] = 0.0
+    for m in range(b.size - 2, -1, -1):
+        b[m] = max(b[m], 1.01 * b[m + 1] + _TINY)
+    return b
+
+
+def running_costs(cost_sums, counts, prior) -> np.ndarray:
+    """Per-fidelity mean measured cost, the prior where unmeasured, made strictly increasing.
+
+    A fidelity measured as no cheaper than the one below it is given 1.01 × that
+    cost (the policies need ``λ_1 < … < λ_M``; such a fidelity is nearly
+    dominated and the run says so in ``costs_``).
+    """
+    cost_sums = np.asarray(cost_sums, dtype=float)
+    counts = np.asarray(counts, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam = np.where(counts > 0, cost_sums / np.maximum(counts, 1), np.asarray(prior, float))
+    lam = np.maximum(lam, 1e-6)
+    for m in range(1, lam.size):
+        lam[m] = max(lam[m], 1.01 * lam[m - 1])
+    return lam
+
+
+@dataclass
+class BiasEstimate:
+    """Result of a calibration.
+
+    Attributes
+    ----------
+    xi, gamma : ndarray of shape (M,)
+        Bounds on the bias and on its variation (strictly decreasing to 0).
+    sigma : float
+        Pooled per-fold standard deviation of the scores.
+    costs : ndarray of shape (M,)
+        Mean measured seconds per pull at each fidelity.
+    raw_bias : ndarray of shape (n_cal, M)
+        Observed mean differences ``d_km`` (before inflation).
+    """
+
+    xi: np.ndarray
+    gamma: np.ndarray
+    sigma: float
+    costs: np.ndarray
+    raw_bias: np.ndarray
+
+
+def estimate_bias(scores, costs, delta: float) -> BiasEstimate:
+    """Estimate ξ, γ, σ and λ from a calibration.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_cal, M, n_folds)
+        Score of calibration candidate ``k`` at fidelity ``m`` on fold ``f``
+        (the same folds at every fidelity); ``nan`` for failed pulls.
+    costs : ndarray of shape (n_cal, M, n_folds)
+        Measured seconds of the same pulls.
+    delta : float
+        Confidence of the run; sets the inflation ``z`` (module docstring).
+
+    Returns
+    -------
+    BiasEstimate
+    """
+    scores = np.asarray(scores, dtype=float)
+    n_cal, n_fid, n_folds = scores.shape
+    usable = np.all(np.isfinite(scores), axis=(1, 2))
+    if usable.sum() < 1:
+        raise RuntimeError("bias calibration: every calibration candidate failed at some "
+                           "fidelity; give bias=[...] and sigma=... or check the estimator")
+    s = scores[usable]
+    diff = s - s[:, -1:, :]
+    d = diff.mean(axis=2)
+    se = (diff.std(axis=2, ddof=1) / np.sqrt(n_folds) if n_folds > 1
+          else np.zeros_like(d))
+    z = float(norm.ppf(1.0 - delta / (2.0 * max(s.shape[0], 1) * n_fid)))
+    xi = (np.abs(d) + z * se).max(axis=0)
+    spread = np.abs(d[:, None, :] - d[None, :, :]) + z * (se[:, None, :] + se[None, :, :])
+    gamma = spread.max(axis=(0, 1)) if s.shape[0] > 1 else z * 2 * se.max(axis=0)
+    var = s.var(axis=2, ddof=1) if n_folds > 1 else np.zeros(s.shape[:2])
+    sigma = float(np.sqrt(var.mean(axis=0).max()))
+    lam = np.nanmean(np.asarray(costs, dtype=float).reshape(n_cal, n_fid, n_folds),
+                     axis=(0, 2))
+    return BiasEstimate(monotone_bounds(xi), monotone_bounds(gamma), max(sigma, _TINY),
+                        running_costs(lam, np.ones(n_fid), lam), d)
+
+
+def grow_violated(stats, bounds, radius, kind: str = "xi") -> tuple[np.ndarray, list[int]]:
+    """Double the bounds of fidelities that a candidate seen at two fidelities violates.
+
+    For a candidate with means ``µ̂_m`` and ``µ̂_m'`` (``m < m'``) at two
+    fidelities, ``|µ_m − µ_m'| <= ξ_m + ξ_m'`` must hold (``γ_m + γ_m'`` for
+    differences between candidates' biases is not checkable from one
+    candidate, so γ is checked with the same per-candidate test). The bound of
+    fidelity ``m`` is doubled when the observed gap exceeds the sum of the
+    bounds plus both confidence radii.
+
+    Parameters
+    ----------
+    stats : ArmStats
+        Per (fidelity, arm) counts and sums.
+    bounds : ndarray of shape (M,)
+    radius : callable
+        ``radius(counts) -> ndarray`` confidence radius of a mean of ``counts`` rewards.
+    kind : str
+        Only used in messages.
+
+    Returns
+    -------
+    bounds : ndarray
+        The new bounds (strictly decreasing).
+    grown : list of int
+        Fidelities whose bound was doubled.
+    """
+    means = stats.means()
+    counts = stats.counts
+    rad = np.where(counts > 0, radius(np.maximum(counts, 1)), np.inf)
+    bounds = np.asarray(bounds, dtype=float).copy()
+    grown = []
+    n_fid = bounds.size
+    for m in range(n_fid - 1):
+        for m2 in range(m + 1, n_fid):
+            both = (counts[m] > 0) & (counts[m2] > 0)
+            if not both.any():
+                continue
+            gap = np.abs(means[m, both] - means[m2, both]) - rad[m, both] - rad[m2, both]
+            if np.any(gap > bounds[m] + bounds[m2]):
+                bounds[m] = 2.0 * max(bounds[m], _TINY)
+                grown.append(m)
+                break
+    return monotone_bounds(bounds), grown

@@ -1,0 +1,322 @@
+"""Evaluating pulls of scikit-learn estimators: one (candidate, fidelity, CV split) each.
+
+:class:`CVEvaluator` is the :class:`mftune.driver.Evaluator` behind
+:class:`mftune.MFTuner`. A pull of candidate ``k`` at fidelity ``m``
+(DESIGN.md, "A pull, concretely"):
+
+* takes the next cross-validation split of that (candidate, fidelity) pair,
+  cycling through the folds and then through reshuffled repeats of them;
+* with ``fidelity="n_samples"`` trains on a random subset of ``n_m`` rows of
+  the training fold, stratified for classifiers (every class keeps a row);
+  with ``fidelity="<param>"`` sets that estimator parameter to the level and
+  trains on the whole fold;
+* scores the validation fold with every scorer; the reward is the score of
+  the metric the search optimises;
+* costs its measured fit + score seconds.
+
+A failing fit comes back as ``status="failed"`` with the traceback text and
+``error_score`` as its score (or raises, with ``error_score="raise"``). With
+``timeout`` every pull runs in a forked child process that is killed when it
+overruns; the pull is recorded as ``"timed-out"`` and costs ``timeout``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import numbers
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import _safe_indexing
+
+from .driver import Evaluator, Outcome, Outcomes
+from .fidelity import stratified_subset
+from .policies.base import Pulls
+
+__all__ = ["CVEvaluator", "PullRecord"]
+
+
+@dataclass
+class PullRecord:
+    """Everything measured in one pull (one row of ``MFTuner.pulls_``)."""
+
+    arm: int
+    fidelity: int
+    split: int
+    scores: dict
+    fit_time: float
+    score_time: float
+    status: str = "done"
+    error: str | None = None
+    phase: str = "search"
+    started: float = 0.0
+    n_train: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def cost(self) -> float:
+        return self.fit_time + self.score_time
+
+
+def _index_params(params: dict, n_samples: int, rows) -> dict:
+    """Slice the sample-aligned fit parameters to ``rows`` (others pass through)."""
+    out = {}
+    for k, v in params.items():
+        if hasattr(v, "__len__") and not isinstance(v, str) and len(v) == n_samples:
+            out[k] = _safe_indexing(v, rows)
+        else:
+            out[k] = v
+    return out
+
+
+def fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, error_score):
+    """Fit a clone of ``estimator`` with ``params`` on ``train``, score it on ``test``.
+
+    Returns a dict with ``scores`` (one per scorer), ``fit_time``,
+    ``score_time``, ``status`` and ``error`` (traceback text). Raises the
+    fit's exception when ``error_score == "raise"``.
+    """
+    est = clone(estimator).set_params(**params)
+    n = len(y) if y is not None else X.shape[0]
+    X_tr, X_te = _safe_indexing(X, train), _safe_indexing(X, test)
+    y_tr = None if y is None else _safe_indexing(y, train)
+    y_te = None if y is None else _safe_indexing(y, test)
+    start = time.perf_counter()
+    try:
+        est.fit(X_tr, y_tr, **_index_params(fit_params, n, train))
+    except Exception:
+        if error_score == "raise":
+            raise
+        fit_time = time.perf_counter() - start
+        return {"scores": dict.fromkeys(scorers, float(error_score)), "fit_time": fit_time,
+                "score_time": 0.0, "status": "failed", "error": traceback.format_exc()}
+    fit_time = time.perf_counter() - start
+    start = time.perf_counter()
+    try:
+        scores = {name: float(sc(est, X_te, y_te)) for name, sc in scorers.items()}
+    except Exception:
+        if error_score == "raise":
+            raise
+        return {"scores": dict.fromkeys(scorers, float(error_score)), "fit_time": fit_time,
+                "score_time": time.perf_counter() - start, "status": "failed",
+                "error": traceback.format_exc()}
+    return {"scores": scores, "fit_time": fit_time, "score_time": time.perf_counter() - start,
+            "status": "done", "error": None}
+
+
+def _child(conn, task):  # pragma: no cover - runs in a forked process
+    try:
+        conn.send(("ok", fit_and_score(*task)))
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+        try:
+            conn.send(("raise", exc))
+        except Exception:  # unpicklable exception
+            conn.send(("raise", RuntimeError(traceback.format_exc())))
+    finally:
+        conn.close()
+
+
+def run_with_timeout(tasks: list[tuple], timeout: float, n_jobs: int, error_score) -> list[dict]:
+    """Run ``fit_and_score`` tasks in forked processes, killing any that overrun ``timeout``.
+
+    At most ``n_jobs`` children run at once. A killed pull comes back with
+    ``status="timed-out"``, ``error_score`` as its scores and ``timeout`` as
+    its fit time.
+    """
+    ctx = mp.get_context("fork")
+    results: list[dict | None] = [None] * len(tasks)
+    running: dict[int, tuple] = {}
+    queue = list(range(len(tasks)))
+    try:
+        while queue or running:
+            while queue and len(running) < max(n_jobs, 1):
+                i = queue.pop(0)
+                parent, child = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_child, args=(child, tasks[i]), daemon=True)
+                proc.start()
+                child.close()
+                running[i] = (proc, parent, time.perf_counter())
+            for i, (proc, conn, started) in list(running.items()):
+                if conn.poll():
+                    kind, value = conn.recv()
+                    proc.join()
+                    conn.close()
+                    del running[i]
+                    if kind == "raise":
+                        raise value
+                    results[i] = value
+                elif time.perf_counter() - started > timeout or not proc.is_alive():
+                    if proc.is_alive():
+                        proc.kill()
+                        status, msg = "timed-out", f"pull stopped after timeout={timeout} s"
+                    else:
+                        status, msg = "failed", f"worker died (exit code {proc.exitcode})"
+                    proc.join()
+                    conn.close()
+                    del running[i]
+                    scorers = tasks[i][6]
+                    if error_score == "raise" and status == "failed":
+                        raise RuntimeError(msg)
+                    score = np.nan if error_score == "raise" else float(error_score)
+                    results[i] = {"scores": dict.fromkeys(scorers, score),
+                                  "fit_time": float(timeout if status == "timed-out" else 0.0),
+                                  "score_time": 0.0, "status": status, "error": msg}
+            if running:
+                time.sleep(0.005)
+    finally:
+        for proc, conn, _ in running.values():
+            proc.kill()
+            proc.join()
+            conn.close()
+    return results  # type: ignore[return-value]
+
+
+class CVEvaluator(Evaluator):
+    """Fit-and-score pulls of scikit-learn candidates at given fidelities.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The unfitted base estimator.
+    candidates : list of dict
+        Parameters of each arm.
+    X, y : array-like
+        Training data (``y`` may be ``None`` for unsupervised estimators).
+    cv : cross-validation splitter
+        Its ``split(X, y, groups)`` gives the folds of repeat 0.
+    fidelity : str
+        ``"n_samples"`` or the name of an estimator parameter.
+    levels : list
+        Fidelity values (subset sizes, or parameter values), cheapest first.
+    scorers : dict
+        ``{name: scorer}``.
+    metric : str
+        Name of the scorer whose score is the reward.
+    groups : array-like, optional
+    fit_params : dict, optional
+    error_score : "raise" or float
+    timeout : float, optional
+        Seconds after which a pull is stopped (forked child processes).
+    stratify : bool
+        Stratify training subsets by ``y`` (classifiers).
+    n_jobs : int, optional
+    random_state : int
+        Seed of the subsets and of the reshuffled fold repeats.
+    """
+
+    def __init__(self, estimator, candidates, X, y, cv, fidelity, levels, scorers, metric, *,
+                 groups=None, fit_params=None, error_score=np.nan, timeout=None,
+                 stratify=False, n_jobs=None, random_state=0):
+        super().__init__(n_jobs)
+        self.estimator = estimator
+        self.candidates = list(candidates)
+        self.X, self.y, self.groups = X, y, groups
+        self.cv = cv
+        self.fidelity = fidelity
+        self.levels = list(levels)
+        self.scorers = scorers
+        self.metric = metric
+        self.fit_params = dict(fit_params or {})
+        self.error_score = error_score
+        self.timeout = timeout
+        self.stratify = stratify
+        self.random_state = int(random_state)
+        self._splits: dict[int, list] = {0: list(cv.split(X, y, groups))}
+        self.n_splits = len(self._splits[0])
+        self.next_split = np.zeros((len(self.levels), len(self.candidates)), dtype=np.int64)
+        self.records: list[PullRecord] = []
+        self.phase = "search"
+        self._worst = np.inf  # lowest finite reward seen, stand-in for nan error scores
+        self._t0 = time.perf_counter()
+
+    # -- splits -----------------------------------------------------------------
+    def split(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """Train/test rows of the ``index``-th split (folds, then reshuffled repeats)."""
+        repeat, fold = divmod(int(index), self.n_splits)
+        if repeat not in self._splits:
+            self._splits[repeat] = list(self._repeat_cv(repeat).split(self.X, self.y, self.groups))
+        return self._splits[repeat][fold]
+
+    def _repeat_cv(self, repeat: int):
+        cv = self.cv
+        seed = self.random_state + 7919 * repeat
+        if isinstance(cv, (KFold, StratifiedKFold)):
+            return type(cv)(n_splits=cv.n_splits, shuffle=True, random_state=seed)
+        params = cv.get_params() if hasattr(cv, "get_params") else {}
+        if "random_state" in params and params.get("shuffle", True):
+            return clone(cv).set_params(random_state=seed)
+        return cv  # deterministic splitter: repeats reuse the same folds
+
+    def train_rows(self, arm: int, fidelity: int, split: int) -> tuple[np.ndarray, np.ndarray]:
+        """Training and validation rows of one pull (subset drawn for ``n_samples``)."""
+        train, test = self.split(split)
+        if self.fidelity == "n_samples" and fidelity < len(self.levels) - 1:
+            seed = np.random.SeedSequence([self.random_state, arm, fidelity, split])
+            train = stratified_subset(train, self.levels[fidelity],
+                                      self.y if self.stratify else None,
+                                      np.random.default_rng(seed))
+        return train, test
+
+    def task(self, arm: int, fidelity: int, split: int) -> tuple:
+        """Arguments of :func:`fit_and_score` for one pull."""
+        params = dict(self.candidates[arm])
+        if self.fidelity != "n_samples":
+            params[self.fidelity] = self.levels[fidelity]
+        train, test = self.train_rows(arm, fidelity, split)
+        return (self.estimator, params, self.X, self.y, train, test, self.scorers,
+                self.fit_params, self.error_score)
+
+    # -- Evaluator API -------------------------------------------------------------
+    def evaluate_one(self, arm: int, fidelity: int, point=None, split: int | None = None):
+        """Fit and score one pull; ``split`` defaults to the pair's next split."""
+        if split is None:
+            split = int(self.next_split[fidelity, arm])
+            self.next_split[fidelity, arm] += 1
+        res = fit_and_score(*self.task(arm, fidelity, split))
+        return Outcome(res["scores"][self.metric], res["fit_time"] + res["score_time"],
+                       res["status"], res["error"])
+
+    def evaluate(self, pulls: Pulls) -> Outcomes:
+        """Run a batch (in parallel with ``n_jobs``; in child processes with ``timeout``)."""
+        splits = np.empty(len(pulls), dtype=np.int64)
+        for i, (a, f) in enumerate(pulls):  # the split order must follow the batch order
+            splits[i] = self.next_split[f, a]
+            self.next_split[f, a] += 1
+        tasks = [self.task(a, f, s) for (a, f), s in zip(pulls, splits, strict=True)]
+        started = time.perf_counter() - self._t0
+        n_jobs = 1 if self.n_jobs is None else self.n_jobs
+        if self.timeout is not None:
+            jobs = n_jobs if n_jobs > 0 else max(mp.cpu_count() + 1 + n_jobs, 1)
+            results = run_with_timeout(tasks, self.timeout, jobs, self.error_score)
+        elif n_jobs == 1 or len(tasks) <= 1:
+            results = [fit_and_score(*t) for t in tasks]
+        else:
+            results = Parallel(n_jobs=n_jobs)(delayed(fit_and_score)(*t) for t in tasks)
+        rewards = np.array([r["scores"][self.metric] for r in results], dtype=float)
+        ok = np.isfinite(rewards)
+        if ok.any():
+            self._worst = min(self._worst, float(rewards[ok].min()))
+        # A nan error score is recorded as nan, but the policy needs a finite reward:
+        # it is told the lowest score seen so far, so a failing candidate is never preferred.
+        stand_in = self._worst if np.isfinite(self._worst) else 0.0
+        rewards = np.where(ok, rewards, stand_in)
+        for (a, f), s, r, t in zip(pulls, splits, results, tasks, strict=True):
+            self.records.append(PullRecord(
+                int(a), int(f), int(s), r["scores"], r["fit_time"], r["score_time"],
+                r["status"], r["error"], self.phase, started, len(t[4])))
+        return Outcomes(rewards, [r["fit_time"] + r["score_time"] for r in results],
+                        [r["status"] for r in results], [r["error"] for r in results])
+
+    def release(self, pulls: Pulls) -> None:
+        """Give back the splits of pulls that were asked but never run (Ctrl+C)."""
+        np.subtract.at(self.next_split, (pulls.fidelities, pulls.arms), 1)
+
+
+def level_is_number(value) -> bool:
+    """Whether a fidelity level is a real number (for cost initialisation)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)

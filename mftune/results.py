@@ -1,0 +1,153 @@
+"""Tables of a tuning run: ``cv_results_`` (one row per candidate) and ``pulls_`` (one per pull).
+
+Both are dicts of equal-length columns, importable with ``pandas.DataFrame``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["Progress", "build_cv_results", "build_pulls"]
+
+
+def build_pulls(records, levels) -> dict:
+    """One row per pull: arm, fidelity, level, split, scores, times, status, error, phase."""
+    metrics = sorted({k for r in records for k in r.scores})
+    cols = {
+        "candidate": np.array([r.arm for r in records], dtype=np.int64),
+        "fidelity": np.array([r.fidelity for r in records], dtype=np.int64),
+        "level": [levels[r.fidelity] for r in records],
+        "split": np.array([r.split for r in records], dtype=np.int64),
+        "n_train": np.array([r.n_train for r in records], dtype=np.int64),
+        "fit_time": np.array([r.fit_time for r in records], dtype=float),
+        "score_time": np.array([r.score_time for r in records], dtype=float),
+        "cost": np.array([r.cost for r in records], dtype=float),
+        "status": [r.status for r in records],
+        "error": [r.error for r in records],
+        "phase": [r.phase for r in records],
+        "started": np.array([r.started for r in records], dtype=float),
+    }
+    for m in metrics:
+        cols[f"score_{m}" if len(metrics) > 1 else "score"] = np.array(
+            [r.scores.get(m, np.nan) for r in records], dtype=float)
+    return cols
+
+
+def _param_columns(candidates) -> dict:
+    names = sorted({k for c in candidates for k in c})
+    out = {}
+    for name in names:
+        col = np.ma.MaskedArray(np.empty(len(candidates), dtype=object),
+                                mask=np.ones(len(candidates), dtype=bool))
+        for i, c in enumerate(candidates):
+            if name in c:
+                col[i] = c[name]
+        out[f"param_{name}"] = col
+    return out
+
+
+def build_cv_results(candidates, records, levels, metrics, metric, best_index,
+                     eliminated_round, eliminated_fidelity, eliminated_time) -> dict:
+    """One row per candidate (see :class:`mftune.MFTuner`'s ``cv_results_``).
+
+    Scores are summarised at the highest fidelity the candidate reached
+    (its mean and standard deviation over that fidelity's pulls, failures
+    counted with their error score). ``rank_test_<metric>`` orders candidates
+    by (highest fidelity reached, mean score) and puts the recommended
+    candidate first.
+    """
+    n, n_fid = len(candidates), len(levels)
+    arm = np.array([r.arm for r in records], dtype=np.int64)
+    fid = np.array([r.fidelity for r in records], dtype=np.int64)
+    cost = np.array([r.cost for r in records], dtype=float)
+    fit_t = np.array([r.fit_time for r in records], dtype=float)
+    score_t = np.array([r.score_time for r in records], dtype=float)
+    failed = np.array([r.status != "done" for r in records], dtype=bool)
+    pulls = np.zeros((n_fid, n), dtype=np.int64)
+    costs = np.zeros((n_fid, n))
+    if len(records):
+        np.add.at(pulls, (fid, arm), 1)
+        np.add.at(costs, (fid, arm), cost)
+    reached = np.where(pulls.sum(axis=0) > 0, n_fid - 1 - np.argmax(pulls[::-1] > 0, axis=0), -1)
+    at_top = (len(records) > 0) & (fid == reached[arm] if len(records) else np.zeros(0, bool))
+    res: dict = {"params": list(candidates)}
+    res.update(_param_columns(candidates))
+    single = len(metrics) == 1
+    for name in metrics:
+        vals = np.array([r.scores.get(name, np.nan) for r in records], dtype=float)
+        mean = np.full(n, np.nan)
+        std = np.full(n, np.nan)
+        for k in np.unique(arm[at_top]) if len(records) else []:
+            v = vals[at_top & (arm == k)]
+            mean[k] = v.mean()
+            std[k] = v.std()
+        suffix = "score" if single else name
+        res[f"mean_test_{suffix}"] = mean
+        res[f"std_test_{suffix}"] = std
+    key = "score" if single else metric
+    mean = np.nan_to_num(res[f"mean_test_{key}"], nan=-np.inf)
+    order = np.lexsort((-mean, -reached))
+    order = np.concatenate([[best_index], order[order != best_index]])
+    rank = np.empty(n, dtype=np.int32)
+    rank[order] = np.arange(1, n + 1)
+    res[f"rank_test_{key}"] = rank
+    res["fidelity_reached"] = reached
+    res["level_reached"] = [levels[r] if r >= 0 else None for r in reached]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tot = pulls.sum(axis=0)
+        fit_sum = np.bincount(arm, fit_t, n) if len(records) else np.zeros(n)
+        score_sum = np.bincount(arm, score_t, n) if len(records) else np.zeros(n)
+        res["mean_fit_time"] = np.where(tot > 0, fit_sum / np.maximum(tot, 1), np.nan)
+        res["mean_score_time"] = np.where(tot > 0, score_sum / np.maximum(tot, 1), np.nan)
+    for m in range(n_fid):
+        res[f"n_pulls_fidelity_{m}"] = pulls[m]
+        res[f"cost_fidelity_{m}"] = costs[m]
+    res["n_failed"] = (np.bincount(arm[failed], minlength=n) if len(records)
+                       else np.zeros(n, dtype=np.int64))
+    res["eliminated_fidelity"] = np.asarray(eliminated_fidelity, dtype=np.int64)
+    res["eliminated_round"] = np.asarray(eliminated_round, dtype=np.int64)
+    res["eliminated_time"] = np.asarray(eliminated_time, dtype=float)
+    return res
+
+
+class Progress:
+    """Progress line (verbose >= 1) and the anytime trace of a run.
+
+    Called after every batch with ``(pulls, outcomes, policy)``; records the
+    wall time, the cost spent, the pulls and the recommended candidate, and
+    the time at which each candidate was eliminated.
+    """
+
+    def __init__(self, verbose: int, candidates, metric: str, start_cost: float = 0.0,
+                 start_pulls: int = 0, budget=None, stream=None):
+        self.verbose = verbose
+        self.candidates = candidates
+        self.metric = metric
+        self.cost = float(start_cost)
+        self.n_pulls = int(start_pulls)
+        self.budget = budget
+        self.t0 = time.perf_counter()
+        self.history: list[tuple[float, float, int, int]] = []
+        self.eliminated_time = np.full(len(candidates), np.nan)
+        self._last_print = -np.inf
+        self.stream = stream
+
+    def __call__(self, pulls, outcomes, policy) -> None:
+        now = time.perf_counter() - self.t0
+        self.cost += float(outcomes.costs.sum())
+        self.n_pulls += len(pulls)
+        best = int(policy.recommend())
+        self.history.append((now, self.cost, self.n_pulls, best))
+        if hasattr(policy, "active"):
+            newly = ~policy.active & np.isnan(self.eliminated_time)
+            self.eliminated_time[newly] = now
+        if self.verbose >= 1 and (self.verbose >= 2 or now - self._last_print >= 1.0):
+            self._last_print = now
+            alive = int(policy.active.sum()) if hasattr(policy, "active") else -1
+            fid = getattr(policy, "fidelity_", None)
+            budget = "" if self.budget is None else f"/{self.budget:.0f}"
+            print(f"[mftune] {self.n_pulls:6d} pulls | cost {self.cost:8.1f}{budget} s | "
+                  f"{alive} alive" + ("" if fid is None else f" | fidelity {fid}")
+                  + f" | best #{best} {self.candidates[best]}", file=self.stream, flush=True)

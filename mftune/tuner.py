@@ -1,0 +1,647 @@
+"""``MFTuner``: multi-fidelity hyperparameter search with a scikit-learn interface."""
+
+from __future__ import annotations
+
+import numbers
+import time
+from copy import deepcopy
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils import check_random_state, get_tags
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, indexable
+
+from . import algorithms
+from .bias import estimate_bias, grow_violated, running_costs
+from .driver import run
+from .evaluation import CVEvaluator, level_is_number
+from .fidelity import min_subset_size, n_samples_schedule
+from .policies.base import Pulls
+from .radii import iise_radius
+from .results import Progress, build_cv_results, build_pulls
+from .space import Space
+
+__all__ = ["MFTuner"]
+
+_BIAS_MODES = ("estimate", "adaptive")
+
+
+def _delegate(name):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, name)
+        return hasattr(self.estimator, name)
+    return check
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(v)
+
+
+class MFTuner(MetaEstimatorMixin, BaseEstimator):
+    """Multi-fidelity hyperparameter search with a confidence statement.
+
+    Candidates are sampled from ``space`` (or its grid); a multi-fidelity
+    best-arm policy (IISE family, see ``algorithm``) decides which candidate to
+    evaluate at which fidelity, one pull at a time, until its stopping rule
+    (the recommended candidate is within ``epsilon`` of the best candidate's
+    score with probability ``1 - delta``, under the bias bounds in force), a
+    budget, or Ctrl+C. The best candidate is then refitted on the whole data,
+    as ``GridSearchCV`` and ``HalvingRandomSearchCV`` do.
+
+    A *pull* is one (candidate, fidelity, CV split) evaluation; its cost is
+    its measured fit + score seconds. See DESIGN.md and docs/tuner.md.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        The estimator (or ``Pipeline``) to tune.
+    space : dict or list of dict
+        ``{parameter: Real | Integer | Categorical | list | scipy.stats
+        distribution}``; a list of dicts is a conditional space. Pipeline
+        names (``svc__C``) work.
+    fidelity : str, default="n_samples"
+        ``"n_samples"`` (training-subset sizes, stratified for classifiers) or
+        the name of an estimator parameter (``"max_iter"``, ``"n_estimators"``).
+    fidelities : sequence, optional
+        The levels. For ``"n_samples"``: sizes (ints) or fractions of the
+        training fold (floats in (0, 1]); the top level is always the whole
+        training fold. For a parameter: required, increasing values, the last
+        being the target setting.
+    min_resources : int or "auto", default="auto"
+        Smallest subset of a geometric ``n_samples`` schedule (``"auto"``: at
+        most 4 levels, see :func:`mftune.fidelity.n_samples_schedule`).
+    factor : float, default=3
+        Ratio between consecutive subset sizes.
+    algorithm : str or policy, default="auto"
+        ``"auto"``, ``"iise"``, ``"iise-gamma"``, ``"se"`` (more as their
+        policies land: ``"lucb-a"``…, ``"mf-gp-ucb"``, ``"gp-ucb"``), or a
+        policy object with the ask/tell protocol built for ``n_candidates``
+        arms and the fidelities. ``"auto"`` is documented in
+        :mod:`mftune.algorithms`.
+    n_candidates : int or "grid", default=32
+        Number of candidates sampled from ``space`` with ``random_state``, or
+        ``"grid"`` for the full grid (``grid_points`` values per numeric dimension).
+    grid_points : int, default=5
+    bias : {"adaptive", "estimate"} or sequence of float, default="adaptive"
+        Bias bounds: estimated by a calibration (``"estimate"``), estimated and
+        doubled when violated (``"adaptive"``), or known (the bound the
+        algorithm uses: ξ for ``"iise"``, γ for ``"iise-gamma"``).
+    n_calibration : int, default=3
+        Random candidates evaluated at every fidelity on the same folds to
+        estimate bias, σ and costs (its cost is counted in the run).
+    sigma : float, optional
+        Standard deviation of a pull's score (sub-Gaussian scale); estimated
+        from the calibration's pooled per-fold spread when ``None``.
+    delta : float, default=0.05
+        Error probability of the stopping rule.
+    epsilon : float, "auto" or None, default="auto"
+        Accept any candidate within ``epsilon`` of the best. ``"auto"`` is the
+        estimated ``sigma`` (differences below one fold's noise are not asked
+        for); ``None`` asks for the single best (may not end on ties).
+    budget : float, optional
+        Cap on the summed cost (seconds of fit + score, calibration included).
+    max_pulls : int, optional
+        Cap on the number of pulls (calibration excluded).
+    timeout : float, optional
+        Seconds after which one pull is stopped and recorded as timed out
+        (score ``error_score``); pulls then run in forked child processes.
+    scoring : str, callable, list or dict, optional
+        As in ``GridSearchCV``; with several metrics ``refit`` names the one
+        that is optimised.
+    cv : int or splitter, default=5
+    refit : bool or str, default=True
+    error_score : "raise" or float, default=np.nan
+        Score of a failing pull (recorded with its traceback). A ``nan`` score
+        is told to the policy as the lowest score seen so far.
+    n_jobs : int, optional
+        Parallel pulls within a batch (joblib).
+    verbose : int, default=0
+        ``>= 1``: schedule, calibration, algorithm choice and a progress line
+        (pulls, cost, current best) each second; ``>= 2``: every batch.
+    random_state : int, RandomState or None
+        Seeds candidates, subsets, fold reshuffles and the policy.
+
+    Attributes
+    ----------
+    best_index_, best_params_, best_score_, best_estimator_, refit_time_
+        As in ``GridSearchCV``; ``best_score_`` is the mean score of the best
+        candidate at the highest fidelity it reached.
+    cv_results_ : dict of arrays
+        One row per candidate (params, ``param_*``, mean/std test score at
+        the highest fidelity reached, that fidelity, pulls and cost per
+        fidelity, elimination fidelity/round/time, failures, rank).
+    pulls_ : dict of arrays
+        One row per pull (calibration included, ``phase`` column).
+    fidelities_ : list
+        The levels used.
+    costs_ : ndarray
+        Measured mean seconds per pull at each fidelity.
+    bias_bounds_ : ndarray
+        Bounds in force at the end; ``bias_mode_`` says how they were obtained
+        and ``bias_events_`` lists the adaptive growths.
+    sigma_ : float
+    epsilon_ : float or None
+    algorithm_ : str
+        The algorithm run (``algorithm_reason_`` says why, for ``"auto"``).
+    stopping_reason_ : str
+        ``"stopping-rule"``, ``"budget"``, ``"max-pulls"``, ``"interrupted"``
+        or ``"stalled"``; ``guarantee_`` states what the result means.
+    history_ : list of tuple
+        ``(seconds, cost, pulls, recommended candidate)`` after each batch.
+    n_pulls_, total_cost_, calibration_cost_ : int, float, float
+    """
+
+    def __init__(self, estimator, space, *, fidelity="n_samples", fidelities=None,
+                 min_resources="auto", factor=3, algorithm="auto", n_candidates=32,
+                 grid_points=5, bias="adaptive", n_calibration=3, sigma=None, delta=0.05,
+                 epsilon="auto", budget=None, max_pulls=None, timeout=None, scoring=None,
+                 cv=5, refit=True, error_score=np.nan, n_jobs=None, verbose=0,
+                 random_state=None):
+        self.estimator = estimator
+        self.space = space
+        self.fidelity = fidelity
+        self.fidelities = fidelities
+        self.min_resources = min_resources
+        self.factor = factor
+        self.algorithm = algorithm
+        self.n_candidates = n_candidates
+        self.grid_points = grid_points
+        self.bias = bias
+        self.n_calibration = n_calibration
+        self.sigma = sigma
+        self.delta = delta
+        self.epsilon = epsilon
+        self.budget = budget
+        self.max_pulls = max_pulls
+        self.timeout = timeout
+        self.scoring = scoring
+        self.cv = cv
+        self.refit = refit
+        self.error_score = error_score
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # -- validation -------------------------------------------------------------------
+    def _check_params(self) -> None:  # noqa: C901 - one flat list of checks
+        if not hasattr(self.estimator, "fit"):
+            raise ValueError(f"estimator must have a fit method; got {self.estimator!r}")
+        if not isinstance(self.fidelity, str):
+            raise ValueError(f"fidelity must be 'n_samples' or the name of an estimator "
+                             f"parameter; got {self.fidelity!r}")
+        if self.fidelity != "n_samples":
+            valid = self.estimator.get_params(deep=True)
+            if self.fidelity not in valid:
+                raise ValueError(f"fidelity: {self.fidelity!r} is neither 'n_samples' nor a "
+                                 f"parameter of the estimator; valid: {sorted(valid)}")
+            if self.fidelities is None or len(self.fidelities) < 1:
+                raise ValueError(f"fidelities: give the values of {self.fidelity!r} to "
+                                 "evaluate at (increasing, the last is the target)")
+        if self.fidelities is not None and not hasattr(self.fidelities, "__len__"):
+            raise ValueError(f"fidelities must be a sequence; got {self.fidelities!r}")
+        if self.min_resources != "auto" and not (_is_int(self.min_resources)
+                                                  and self.min_resources >= 1):
+            raise ValueError(f"min_resources must be 'auto' or an integer >= 1; "
+                             f"got {self.min_resources!r}")
+        if not _is_real(self.factor) or self.factor <= 1:
+            raise ValueError(f"factor must be a number > 1; got {self.factor!r}")
+        if isinstance(self.algorithm, str):
+            if self.algorithm != "auto":
+                algorithms.check_algorithm(self.algorithm)
+        elif not all(hasattr(self.algorithm, a) for a in ("ask", "tell", "recommend")):
+            raise ValueError(f"algorithm must be one of {algorithms.available()} or a policy "
+                             f"object with ask/tell/recommend; got {self.algorithm!r}")
+        if not (self.n_candidates == "grid" or (_is_int(self.n_candidates)
+                                                 and self.n_candidates >= 2)):
+            raise ValueError(f"n_candidates must be an integer >= 2 or 'grid'; "
+                             f"got {self.n_candidates!r}")
+        if not _is_int(self.grid_points) or self.grid_points < 2:
+            raise ValueError(f"grid_points must be an integer >= 2; got {self.grid_points!r}")
+        if isinstance(self.bias, str):
+            if self.bias not in _BIAS_MODES:
+                raise ValueError(f"bias must be 'adaptive', 'estimate' or a sequence of "
+                                 f"bounds; got {self.bias!r}")
+        elif not hasattr(self.bias, "__len__"):
+            raise ValueError(f"bias must be 'adaptive', 'estimate' or a sequence of bounds; "
+                             f"got {self.bias!r}")
+        if not _is_int(self.n_calibration) or self.n_calibration < 1:
+            raise ValueError(f"n_calibration must be an integer >= 1; "
+                             f"got {self.n_calibration!r}")
+        if self.sigma is not None and not (_is_real(self.sigma) and self.sigma > 0):
+            raise ValueError(f"sigma must be None or a number > 0; got {self.sigma!r}")
+        if not _is_real(self.delta) or not 0 < self.delta < 1:
+            raise ValueError(f"delta must be a number in (0, 1); got {self.delta!r}")
+        if not (self.epsilon is None or self.epsilon == "auto"
+                or (_is_real(self.epsilon) and self.epsilon > 0)):
+            raise ValueError(f"epsilon must be None, 'auto' or a number > 0; "
+                             f"got {self.epsilon!r}")
+        if self.budget is not None and not (_is_real(self.budget) and self.budget > 0):
+            raise ValueError(f"budget must be None or a number > 0; got {self.budget!r}")
+        if self.max_pulls is not None and not (_is_int(self.max_pulls) and self.max_pulls >= 1):
+            raise ValueError(f"max_pulls must be None or an integer >= 1; "
+                             f"got {self.max_pulls!r}")
+        if self.timeout is not None and not (_is_real(self.timeout) and self.timeout > 0):
+            raise ValueError(f"timeout must be None or a number > 0; got {self.timeout!r}")
+        if not (self.refit is True or self.refit is False or isinstance(self.refit, str)):
+            raise ValueError(f"refit must be True, False or a metric name; got {self.refit!r}")
+        if not (self.error_score == "raise" or (isinstance(self.error_score, numbers.Real)
+                                                 and not isinstance(self.error_score, bool))):
+            raise ValueError(f"error_score must be 'raise' or a number; "
+                             f"got {self.error_score!r}")
+        if self.n_jobs is not None and (not _is_int(self.n_jobs) or self.n_jobs == 0):
+            raise ValueError(f"n_jobs must be None or a non-zero integer; got {self.n_jobs!r}")
+        if not (self.random_state is None or _is_int(self.random_state)
+                or isinstance(self.random_state, np.random.RandomState)):
+            raise ValueError(f"random_state must be None, an integer or a RandomState; "
+                             f"got {self.random_state!r}")
+        if not _is_int(self.verbose) or self.verbose < 0:
+            raise ValueError(f"verbose must be an integer >= 0; got {self.verbose!r}")
+
+    def _scorers(self):
+        """``({name: scorer}, optimised metric name, multimetric?)``."""
+        s = self.scoring
+        if s is None or isinstance(s, str) or callable(s):
+            try:
+                return {"score": check_scoring(self.estimator, s)}, "score", False
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"scoring: {exc}") from exc
+        if isinstance(s, (list, tuple, set)):
+            s = {name: name for name in s}
+        if not isinstance(s, dict) or not s:
+            raise ValueError(f"scoring must be a string, a callable, a list or a dict; got {s!r}")
+        try:
+            scorers = {name: check_scoring(self.estimator, sc) for name, sc in s.items()}
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"scoring: {exc}") from exc
+        if not isinstance(self.refit, str) or self.refit not in scorers:
+            raise ValueError(f"refit must name the metric to optimise when scoring has several "
+                             f"({sorted(scorers)}); got refit={self.refit!r}")
+        return scorers, self.refit, True
+
+    # -- fit --------------------------------------------------------------------------
+    def fit(self, X, y=None, groups=None, **fit_params):
+        """Run the search, then refit the best candidate on ``X, y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), optional
+        groups : array-like of shape (n_samples,), optional
+            Group labels for group-aware splitters.
+        **fit_params : dict
+            Passed to the estimator's ``fit``; sample-aligned arrays are sliced
+            to each pull's training rows.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        self._t_start = time.perf_counter()
+        for attr in ("_progress", "_evaluator"):
+            self.__dict__.pop(attr, None)
+        space = Space(self.space)
+        skip = {self.fidelity} if self.fidelity != "n_samples" else set()
+        space.check_names(set(self.estimator.get_params(deep=True)) - skip,
+                          f"the estimator {type(self.estimator).__name__}")
+        scorers, metric, multimetric = self._scorers()
+        X, y, groups = indexable(X, y, groups)
+        classifier = is_classifier(self.estimator)
+        cv = check_cv(self.cv, y, classifier=classifier)
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        rng = np.random.default_rng(seed)
+        candidates = (space.grid(self.grid_points) if self.n_candidates == "grid"
+                      else space.sample(self.n_candidates, rng))
+        if len(candidates) < 2:
+            raise ValueError("n_candidates: the space yields fewer than 2 candidates")
+        levels = self._levels(X, y, groups, cv, classifier)
+        self.fidelities_ = levels
+        self.scorer_ = scorers if multimetric else scorers["score"]
+        self.multimetric_ = multimetric
+        self._say(1, f"{len(candidates)} candidates; fidelity {self.fidelity!r} at levels "
+                     f"{levels}; {cv.get_n_splits(X, y, groups)}-fold CV")
+        evaluator = CVEvaluator(
+            self.estimator, candidates, X, y, cv, self.fidelity, levels, scorers, metric,
+            groups=groups, fit_params=fit_params, error_score=self.error_score,
+            timeout=self.timeout, stratify=classifier and self.fidelity == "n_samples",
+            n_jobs=self.n_jobs, random_state=seed)
+        self._evaluator = evaluator
+        self._metric = metric
+        self._setup_policy(candidates, levels, evaluator, space, seed, rng)
+        self._search()
+        return self
+
+    def _levels(self, X, y, groups, cv, classifier):
+        if self.fidelity != "n_samples":
+            vals = list(self.fidelities)
+            if all(level_is_number(v) for v in vals) and np.any(np.diff(vals) <= 0):
+                raise ValueError(f"fidelities must be strictly increasing; got {vals!r}")
+            return vals
+        n_max = min(len(tr) for tr, _ in cv.split(X, y, groups))
+        n_min = min_subset_size(y, cv.get_n_splits(X, y, groups)) if classifier else 1
+        return n_samples_schedule(n_max, fidelities=self.fidelities,
+                                  min_resources=self.min_resources, factor=self.factor,
+                                  n_min=n_min)
+
+    def _say(self, level, msg):
+        if self.verbose >= level:
+            print(f"[mftune] {msg}", flush=True)
+
+    def _setup_policy(self, candidates, levels, evaluator, space, seed, rng):
+        n_fid = len(levels)
+        known = not isinstance(self.bias, str)
+        self.bias_mode_ = "known" if known else self.bias
+        if isinstance(self.algorithm, str):
+            name, reason = ((self.algorithm, "requested") if self.algorithm != "auto"
+                            else algorithms.choose_algorithm(n_fid, self.bias_mode_))
+        else:
+            name, reason = type(self.algorithm).__name__, "policy object given"
+        self.algorithm_, self.algorithm_reason_ = name, reason
+        self._say(1, f"algorithm: {name} ({reason})")
+        if known and len(self.bias) != n_fid:
+            raise ValueError(f"bias must have one bound per fidelity ({n_fid}: {levels}); "
+                             f"got {len(self.bias)}")
+        prior = (np.asarray(levels, float) / float(levels[-1])
+                 if all(level_is_number(v) and v > 0 for v in levels)
+                 else np.arange(1.0, n_fid + 1))
+        self.calibration_cost_ = 0.0
+        est = None
+        needs_cal = n_fid > 1 and (not known) or self.sigma is None
+        if needs_cal:
+            est = self._calibrate(evaluator, len(candidates), n_fid, rng)
+        costs = est.costs if est is not None else running_costs(prior, np.ones(n_fid), prior)
+        sigma = float(self.sigma) if self.sigma is not None else est.sigma
+        self.sigma_ = sigma
+        self.epsilon_ = sigma if self.epsilon == "auto" else self.epsilon
+        entry = algorithms.REGISTRY.get(name)
+        kind = entry.bias if entry is not None else "xi"
+        if known:
+            bounds = np.asarray(self.bias, dtype=float)
+            if bounds.size != n_fid:
+                raise ValueError(f"bias must have one bound per fidelity ({n_fid}: {levels}); "
+                                 f"got {bounds.size}")
+        elif n_fid == 1:
+            bounds = np.zeros(1)
+        else:
+            bounds = est.gamma if kind == "gamma" else est.xi
+        self._kind = kind
+        self.bias_bounds_ = bounds
+        self.bias_events_ = []
+        self._say(1, f"sigma={sigma:.4g}, epsilon={self.epsilon_}, bias ({self.bias_mode_}, "
+                     f"{kind})={np.round(bounds, 4).tolist()}, costs={np.round(costs, 4).tolist()}")
+        if isinstance(self.algorithm, str):
+            points = None
+            if not space.is_conditional and name in ("mf-gp-ucb", "gp-ucb"):
+                points = space.to_unit(candidates)
+            ctx = algorithms.PolicyContext(
+                len(candidates), costs, bounds if kind == "xi" else None,
+                bounds if kind == "gamma" else None, sigma**2, float(self.delta),
+                self.epsilon_, seed, points, space)
+            self.policy_ = algorithms.make_policy(name, ctx)
+        else:
+            self.policy_ = self.algorithm
+        self._prior_costs = prior
+        self.candidates_ = candidates
+
+    def _calibrate(self, evaluator, n_arms, n_fid, rng):
+        n_cal = min(self.n_calibration, n_arms)
+        n_folds = min(evaluator.n_splits, 3)
+        arms = np.sort(rng.choice(n_arms, n_cal, replace=False))
+        a, f, s = np.meshgrid(arms, np.arange(n_fid), np.arange(n_folds), indexing="ij")
+        pulls = Pulls(a.ravel(), f.ravel())
+        evaluator.phase = "calibration"
+        start = len(evaluator.records)
+        t0 = time.perf_counter()
+        out = evaluator.evaluate(pulls)
+        evaluator.phase = "search"
+        recs = evaluator.records[start:]
+        scores = np.array([r.scores[self._metric] for r in recs]).reshape(n_cal, n_fid, n_folds)
+        self.calibration_cost_ = float(out.costs.sum())
+        est = estimate_bias(scores, out.costs.reshape(n_cal, n_fid, n_folds), self.delta)
+        self._say(1, f"calibration: {len(pulls)} pulls of {n_cal} candidates at every fidelity "
+                     f"on {n_folds} folds, cost {self.calibration_cost_:.2f} s "
+                     f"({time.perf_counter() - t0:.1f} s wall)")
+        return est
+
+    # -- the run --------------------------------------------------------------------------
+    def _update(self, pulls, outcomes, policy):
+        """After each batch: measured costs, and the adaptive bias bounds."""
+        if not hasattr(policy, "update_bounds"):
+            return
+        recs = self._evaluator.records
+        n_fid = len(self.fidelities_)
+        fid = np.array([r.fidelity for r in recs])
+        cost = np.array([r.cost for r in recs])
+        lam = running_costs(np.bincount(fid, cost, n_fid), np.bincount(fid, minlength=n_fid),
+                            self._prior_costs)
+        new_bounds = None
+        if self.bias_mode_ == "adaptive" and n_fid > 1 and self._kind is not None:
+            dp = self.delta / (policy.n_arms * n_fid)
+            new_bounds, grown = grow_violated(
+                policy.stats, self.bias_bounds_,
+                lambda n: iise_radius(n, dp, self.sigma_**2), self._kind)
+            if grown:
+                self.bias_events_.append({"pulls": self._progress.n_pulls, "fidelities": grown,
+                                          "bounds": new_bounds.tolist()})
+                self._say(1, f"bias bound of fidelities {grown} violated: grown to "
+                             f"{np.round(new_bounds, 4).tolist()}")
+                self.bias_bounds_ = new_bounds
+            else:
+                new_bounds = None
+        policy.update_bounds(costs=lam, xi=new_bounds)
+
+    def _search(self, budget=None, max_pulls=None):
+        ev, policy = self._evaluator, self.policy_
+        budget = self.budget if budget is None else budget
+        max_pulls = self.max_pulls if max_pulls is None else max_pulls
+        prev = getattr(self, "_progress", None)
+        spent = prev.cost if prev is not None else self.calibration_cost_
+        progress = Progress(self.verbose, self.candidates_, self._metric, spent,
+                            prev.n_pulls if prev else 0, budget)
+        progress.t0 = self._t_start
+        if prev is not None:
+            progress.history = prev.history
+            progress.eliminated_time = prev.eliminated_time
+        self._progress = progress
+        remaining = None if budget is None else budget - spent
+        if remaining is not None and remaining <= 0:
+            reason = "budget"
+        else:
+            done_before = progress.n_pulls
+            caps = max_pulls - done_before if max_pulls is not None else None
+            if caps is not None and caps <= 0:
+                reason = "max-pulls"
+            else:
+                result = run(policy, ev, budget=remaining, max_pulls=caps,
+                             callbacks=[progress, self._update])
+                reason = result.stopping_reason
+        if reason == "interrupted":
+            self._cancel_outstanding()
+        self._finish(reason)
+
+    def _cancel_outstanding(self):
+        policy = self.policy_
+        if not hasattr(policy, "pending") or policy.pending.sum() == 0:
+            return
+        f, a = np.nonzero(policy.pending)
+        reps = policy.pending[f, a]
+        pulls = Pulls(np.repeat(a, reps), np.repeat(f, reps))
+        policy.cancel(pulls)
+        self._evaluator.release(pulls)
+
+    def _finish(self, reason):
+        ev, policy = self._evaluator, self.policy_
+        self.stopping_reason_ = reason
+        best = int(policy.recommend())
+        self.best_index_ = best
+        self.n_pulls_ = self._progress.n_pulls
+        self.total_cost_ = self._progress.cost
+        self.history_ = list(self._progress.history)
+        recs = ev.records
+        levels = self.fidelities_
+        self.pulls_ = build_pulls(recs, levels)
+        n_fid = len(levels)
+        fid = np.array([r.fidelity for r in recs], dtype=np.int64)
+        cost = np.array([r.cost for r in recs])
+        counts = np.bincount(fid, minlength=n_fid)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.costs_ = np.bincount(fid, cost, n_fid) / counts
+        elim_r = getattr(policy, "eliminated_round", np.full(len(self.candidates_), -1))
+        elim_f = getattr(policy, "eliminated_fidelity", np.full(len(self.candidates_), -1))
+        search_recs = [r for r in recs if r.phase == "search"] or recs
+        self.cv_results_ = build_cv_results(
+            self.candidates_, search_recs, levels, list(ev.scorers), self._metric, best,
+            elim_r, elim_f, self._progress.eliminated_time)
+        key = "score" if not self.multimetric_ else self._metric
+        self.best_params_ = dict(self.candidates_[best])
+        self.best_score_ = float(self.cv_results_[f"mean_test_{key}"][best])
+        self.guarantee_ = self._guarantee(reason)
+        self._say(1, f"stopped: {reason}; {self.guarantee_}")
+        self._say(1, f"best #{best} {self.best_params_} score {self.best_score_:.4f} at "
+                     f"{self.cv_results_['level_reached'][best]}")
+        if reason == "interrupted":
+            self._say(1, "interrupted: best candidate so far kept; call resume() to continue")
+            return
+        self._refit(ev)
+
+    def _guarantee(self, reason):
+        if reason == "stopping-rule":
+            eps = ("the best" if not self.epsilon_
+                   else f"within epsilon={self.epsilon_:.4g} of the best")
+            return (f"with probability >= {1 - self.delta:g} the recommended candidate is {eps} "
+                    f"candidate's score (sub-Gaussian pulls with sigma={self.sigma_:.4g}, bias "
+                    f"bounds {self.bias_mode_})")
+        return (f"no confidence statement: the search stopped early ({reason}); the "
+                "recommendation is the best surviving candidate at the highest fidelity reached")
+
+    def _refit(self, ev):
+        refit = self.refit
+        if refit is False:
+            return
+        params = dict(self.best_params_)
+        if self.fidelity != "n_samples":
+            params[self.fidelity] = self.fidelities_[-1]
+        est = clone(self.estimator).set_params(**params)
+        t0 = time.perf_counter()
+        if ev.y is None:
+            est.fit(ev.X, **ev.fit_params)
+        else:
+            est.fit(ev.X, ev.y, **ev.fit_params)
+        self.refit_time_ = time.perf_counter() - t0
+        self.best_estimator_ = est
+        if hasattr(est, "n_features_in_"):
+            self.n_features_in_ = est.n_features_in_
+        if hasattr(est, "feature_names_in_"):
+            self.feature_names_in_ = est.feature_names_in_
+        self._evaluator = None  # drop the training data once the search is complete
+
+    def resume(self, budget=None, max_pulls=None):
+        """Continue an interrupted (or capped) search with new caps, then refit.
+
+        Parameters
+        ----------
+        budget : float, optional
+            New cap on the summed cost (counted from the start of the search).
+        max_pulls : int, optional
+            New cap on the number of pulls (counted from the start).
+
+        Returns
+        -------
+        self
+        """
+        if getattr(self, "_evaluator", None) is None:
+            raise ValueError("resume() needs a search stopped by Ctrl+C (its data is kept); "
+                             "this one completed — call fit() to start another")
+        self._search(budget, max_pulls)
+        return self
+
+    # -- delegation ---------------------------------------------------------------------
+    @property
+    def classes_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.classes_
+
+    def _check_refitted(self, name):
+        if self.refit is False:
+            raise AttributeError(f"{name} is available only with refit=True; refit={self.refit}")
+        check_is_fitted(self, "best_estimator_")
+
+    @available_if(_delegate("predict"))
+    def predict(self, X):
+        """Predict with the refitted best estimator."""
+        self._check_refitted("predict")
+        return self.best_estimator_.predict(X)
+
+    @available_if(_delegate("predict_proba"))
+    def predict_proba(self, X):
+        """``predict_proba`` of the refitted best estimator."""
+        self._check_refitted("predict_proba")
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_delegate("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """``predict_log_proba`` of the refitted best estimator."""
+        self._check_refitted("predict_log_proba")
+        return self.best_estimator_.predict_log_proba(X)
+
+    @available_if(_delegate("decision_function"))
+    def decision_function(self, X):
+        """``decision_function`` of the refitted best estimator."""
+        self._check_refitted("decision_function")
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_delegate("transform"))
+    def transform(self, X):
+        """``transform`` of the refitted best estimator."""
+        self._check_refitted("transform")
+        return self.best_estimator_.transform(X)
+
+    @available_if(_delegate("inverse_transform"))
+    def inverse_transform(self, X):
+        """``inverse_transform`` of the refitted best estimator."""
+        self._check_refitted("inverse_transform")
+        return self.best_estimator_.inverse_transform(X)
+
+    def score(self, X, y=None):
+        """Score with the optimised metric's scorer (``scoring``), as ``GridSearchCV``."""
+        self._check_refitted("score")
+        scorer = self.scorer_[self.refit] if self.multimetric_ else self.scorer_
+        return scorer(self.best_estimator_, X, y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        sub = get_tags(self.estimator)
+        tags.estimator_type = sub.estimator_type
+        tags.classifier_tags = deepcopy(sub.classifier_tags)
+        tags.regressor_tags = deepcopy(sub.regressor_tags)
+        tags.input_tags.pairwise = sub.input_tags.pairwise
+        tags.input_tags.sparse = sub.input_tags.sparse
+        return tags

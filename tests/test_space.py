@@ -1,0 +1,66 @@
+"""Search spaces: sampling, encoding round trip, validation naming the parameter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from mftune.space import Categorical, Integer, Real, Space
+
+
+def test_sampling_respects_domains_and_is_replayable():
+    space = Space({"C": Real(1e-2, 1e2, log=True), "k": Integer(1, 9),
+                   "kernel": ["rbf", "poly"], "a": stats.uniform(0, 2)})
+    a = space.sample(200, random_state=0)
+    assert a == space.sample(200, random_state=0)
+    assert a != space.sample(200, random_state=1)
+    C = np.array([c["C"] for c in a])
+    assert C.min() >= 1e-2 and C.max() <= 1e2
+    # log-uniform: about half the draws below the geometric midpoint 1 (binomial 200, 0.5:
+    # 4 standard deviations ~ 28)
+    assert abs((C < 1).sum() - 100) < 28
+    assert {c["kernel"] for c in a} == {"rbf", "poly"}
+    assert all(1 <= c["k"] <= 9 and isinstance(c["k"], int) for c in a)
+    assert all(0 <= c["a"] <= 2 for c in a)
+
+
+def test_unit_encoding_round_trip():
+    space = Space({"C": Real(1e-3, 1e3, log=True), "n": Integer(2, 50),
+                   "kernel": Categorical(["a", "b", "c"])})
+    cfgs = space.sample(50, random_state=2)
+    u = space.to_unit(cfgs)
+    assert u.shape == (50, 3) and np.all((u >= 0) & (u <= 1))
+    back = space.from_unit(u)
+    for c, b in zip(cfgs, back, strict=True):
+        assert b["kernel"] == c["kernel"] and b["n"] == c["n"]
+        assert np.isclose(b["C"], c["C"], rtol=1e-9)
+
+
+def test_conditional_space_and_grid():
+    space = Space([{"kernel": ["linear"], "C": Real(1, 10)},
+                   {"kernel": ["rbf"], "C": Real(1, 10), "gamma": Real(0.1, 1)}])
+    cfgs = space.sample(100, random_state=0)
+    assert all(("gamma" in c) == (c["kernel"] == "rbf") for c in cfgs)
+    assert len(space.grid(3)) == 3 + 9
+    with pytest.raises(ValueError, match="unit-cube"):
+        space.to_unit(cfgs)
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: Space({"C": Real(10, 1)}), "C"),
+    (lambda: Space({"C": Real(0, 1, log=True)}), "C"),
+    (lambda: Space({"depth": Integer(5, 2)}), "depth"),
+    (lambda: Space({"kernel": Categorical([])}), "kernel"),
+    (lambda: Space({"kernel": []}), "kernel"),
+    (lambda: Space({"alpha": "not-a-space"}), "alpha"),
+])
+def test_invalid_dimensions_name_the_parameter(make, name):
+    with pytest.raises(ValueError, match=name):
+        make()
+
+
+def test_check_names_lists_unknown():
+    space = Space({"svc__C": Real(1, 2), "svc__bogus": [1, 2]})
+    with pytest.raises(ValueError, match="svc__bogus"):
+        space.check_names({"svc__C", "svc__gamma"})

@@ -1,0 +1,270 @@
+"""MFTuner: the search, failures, timeouts, replayability, the scikit-learn contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.datasets import make_classification, make_regression
+from sklearn.linear_model import LogisticRegression, Ridge, SGDClassifier
+from sklearn.model_selection import GroupKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from mftune import MFTuner, Real
+from mftune.space import Categorical, Integer
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(600, 8, n_informative=5, random_state=0)
+    return X, y
+
+
+def small(**kw):
+    base = dict(estimator=LogisticRegression(solver="liblinear"),
+                space={"C": Real(1e-4, 1e2, log=True)},
+                n_candidates=6, cv=3, max_pulls=60, random_state=0)
+    base.update(kw)
+    return MFTuner(**base)
+
+
+def test_fit_gives_search_results(data):
+    X, y = data
+    t = small().fit(X, y)
+    n = len(t.cv_results_["params"])
+    assert n == 6 and t.best_params_ == t.cv_results_["params"][t.best_index_]
+    assert t.cv_results_["rank_test_score"][t.best_index_] == 1
+    assert sorted(t.cv_results_["rank_test_score"]) == list(range(1, 7))
+    assert t.fidelities_[-1] == 400 and t.fidelities_ == sorted(t.fidelities_)
+    assert len(t.pulls_["candidate"]) == len(t.pulls_["cost"]) > 0
+    assert t.n_pulls_ == sum(p == "search" for p in t.pulls_["phase"]) <= 60
+    assert np.isfinite(t.best_score_)
+    assert t.algorithm_ == "iise-gamma" and "gamma" in t.algorithm_reason_
+    assert t.stopping_reason_ in ("stopping-rule", "max-pulls")
+    assert t.predict(X).shape == (600,) and t.predict_proba(X).shape == (600, 2)
+    assert 0.5 < t.score(X, y) <= 1.0 and t.refit_time_ > 0
+    # costs per fidelity are measured seconds, increasing with the subset size
+    assert np.all(t.costs_ > 0)
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(t.cv_results_)
+    assert len(df) == 6 and "param_C" in df and "n_pulls_fidelity_0" in df
+    assert len(pd.DataFrame(t.pulls_)) == len(t.pulls_["cost"])
+
+
+def test_bias_bounds_and_guarantee_are_reported(data):
+    X, y = data
+    # two candidates far apart (C=1e-5 predicts nearly one class): the stopping rule ends it
+    t = small(space={"C": [1e-5, 1.0]}, n_candidates="grid", max_pulls=None,
+              bias="estimate").fit(X, y)
+    b = t.bias_bounds_
+    assert b[-1] == 0 and np.all(np.diff(b) < 0)
+    assert t.bias_mode_ == "estimate" and t.calibration_cost_ > 0
+    assert t.stopping_reason_ == "stopping-rule" and "probability" in t.guarantee_
+    assert t.best_params_ == {"C": 1.0}
+    t2 = small(max_pulls=5).fit(X, y)
+    assert t2.stopping_reason_ == "max-pulls" and "no confidence" in t2.guarantee_
+    # the recommendation of a capped run is a surviving candidate at its highest fidelity
+    reached = t2.cv_results_["fidelity_reached"]
+    assert reached[t2.best_index_] == reached.max()
+
+
+def test_known_bias_and_sigma_skip_calibration(data):
+    X, y = data
+    t = small(fidelities=[50, 150], bias=[0.2, 0.1, 0.0], sigma=0.05, algorithm="iise").fit(X, y)
+    assert t.fidelities_ == [50, 150, 400]
+    assert t.calibration_cost_ == 0 and set(t.pulls_["phase"]) == {"search"}
+    assert t.algorithm_ == "iise" and t.bias_mode_ == "known"
+
+
+def test_replayable_with_random_state(data):
+    X, y = data
+    a, b = small().fit(X, y), small().fit(X, y)
+    assert a.cv_results_["params"] == b.cv_results_["params"]
+    for key in ("candidate", "fidelity", "split", "n_train", "score"):
+        assert np.array_equal(a.pulls_[key], b.pulls_[key])
+    c = small(random_state=1).fit(X, y)
+    assert c.cv_results_["params"] != a.cv_results_["params"]
+
+
+def test_param_fidelity_and_pipeline_names(data):
+    X, y = data
+    pipe = Pipeline([("scale", StandardScaler()), ("sgd", SGDClassifier(tol=None))])
+    t = MFTuner(pipe, {"sgd__alpha": Real(1e-6, 1e-1, log=True)}, fidelity="sgd__max_iter",
+                fidelities=[2, 8, 32], n_candidates=5, cv=3, max_pulls=40,
+                random_state=0).fit(X, y)
+    assert t.fidelities_ == [2, 8, 32]
+    assert t.best_estimator_.named_steps["sgd"].max_iter == 32
+    assert set(t.pulls_["n_train"]) == {400}  # parameter fidelities train on the whole fold
+
+
+class Flaky(ClassifierMixin, BaseEstimator):
+    """Fails to fit when ``c`` is below 0.3 (30% of a uniform [0, 1] space)."""
+
+    def __init__(self, c=1.0):
+        self.c = c
+
+    def fit(self, X, y):
+        if self.c < 0.3:
+            raise RuntimeError("flaky configuration")
+        self.inner_ = LogisticRegression(C=self.c, solver="liblinear").fit(X, y)
+        self.classes_ = self.inner_.classes_
+        return self
+
+    def predict(self, X):
+        return self.inner_.predict(X)
+
+
+def test_failures_are_recorded_and_never_recommended(data):
+    X, y = data
+    t = MFTuner(Flaky(), {"c": Real(0.0, 1.0)}, n_candidates=20, cv=3, max_pulls=150,
+                random_state=1).fit(X, y)
+    failing = np.array([p["c"] < 0.3 for p in t.cv_results_["params"]])
+    assert failing.any() and not failing.all()
+    assert np.all(t.cv_results_["n_failed"][failing] > 0)
+    assert np.all(t.cv_results_["n_failed"][~failing] == 0)
+    assert t.best_params_["c"] >= 0.3
+    st = np.array(t.pulls_["status"])
+    err = [e for e, s in zip(t.pulls_["error"], st, strict=True) if s == "failed"]
+    assert err and all("flaky configuration" in e for e in err)
+    assert np.all(np.isnan(t.pulls_["score"][st == "failed"]))
+    t0 = MFTuner(Flaky(), {"c": Real(0.0, 1.0)}, n_candidates=20, cv=3, max_pulls=150,
+                 error_score=0.0, random_state=1).fit(X, y)
+    assert np.all(t0.pulls_["score"][np.array(t0.pulls_["status"]) == "failed"] == 0.0)
+    with pytest.raises(RuntimeError, match="flaky"):
+        MFTuner(Flaky(), {"c": Real(0.0, 1.0)}, n_candidates=20, cv=3, max_pulls=150,
+                error_score="raise", random_state=1).fit(X, y)
+
+
+class Sleepy(ClassifierMixin, BaseEstimator):
+    """Sleeps ``delay`` seconds in fit."""
+
+    def __init__(self, delay=0.0):
+        self.delay = delay
+
+    def fit(self, X, y):
+        import time
+        time.sleep(self.delay)
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+def test_timeout_stops_a_pull_and_records_it(data):
+    X, y = data
+    t = MFTuner(Sleepy(), {"delay": [0.0, 30.0]}, n_candidates="grid", cv=2, timeout=0.5,
+                bias=[0.0], sigma=0.1, max_pulls=4, refit=False, error_score=-1.0,
+                fidelities=[1.0], random_state=0)
+    import time
+    start = time.perf_counter()
+    t.fit(X, y)
+    assert time.perf_counter() - start < 10  # never waits for the 30 s fit
+    st = np.array(t.pulls_["status"])
+    slow = np.array([t.cv_results_["params"][a]["delay"] == 30.0 for a in t.pulls_["candidate"]])
+    assert np.all(st[slow] == "timed-out") and np.all(st[~slow] == "done")
+    assert np.all(t.pulls_["score"][slow] == -1.0)
+    assert np.allclose(t.pulls_["cost"][slow], 0.5)
+    assert t.best_params_["delay"] == 0.0
+
+
+def test_scoring_dict_groups_and_fit_params(data):
+    X, y = data
+    groups = np.arange(600) % 6
+    w = np.ones(600)
+    t = small(scoring={"acc": "accuracy", "auc": "roc_auc"}, refit="auc",
+              cv=GroupKFold(3)).fit(X, y, groups=groups, sample_weight=w)
+    assert "mean_test_auc" in t.cv_results_ and "mean_test_acc" in t.cv_results_
+    assert t.best_score_ == t.cv_results_["mean_test_auc"][t.best_index_]
+    with pytest.raises(ValueError, match="refit"):
+        small(scoring={"acc": "accuracy", "auc": "roc_auc"}).fit(X, y)
+
+
+def test_regressor_and_clone():
+    X, y = make_regression(300, 5, noise=5.0, random_state=0)
+    t = MFTuner(Ridge(), {"alpha": Real(1e-3, 1e3, log=True)}, n_candidates=5, cv=3,
+                max_pulls=40, random_state=0)
+    c = clone(t)
+    assert c.get_params()["n_candidates"] == 5
+    c.set_params(n_candidates=4).fit(X, y)
+    assert len(c.cv_results_["params"]) == 4 and c.predict(X).shape == (300,)
+
+
+def test_interrupt_keeps_best_and_resumes(data, monkeypatch):
+    X, y = data
+    from mftune import evaluation
+
+    calls = {"n": 0}
+    original = evaluation.CVEvaluator.evaluate
+
+    def interrupting(self, pulls):
+        if self.phase == "search":
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise KeyboardInterrupt
+        return original(self, pulls)
+
+    monkeypatch.setattr(evaluation.CVEvaluator, "evaluate", interrupting)
+    t = small(max_pulls=None).fit(X, y)
+    assert t.stopping_reason_ == "interrupted" and "C" in t.best_params_
+    assert not hasattr(t, "best_estimator_")
+    assert t.policy_.n_pending == 0
+    before = t.n_pulls_
+    t.resume(max_pulls=before + 30)
+    assert t.n_pulls_ > before and hasattr(t, "best_estimator_")
+    with pytest.raises(ValueError, match="resume"):
+        t.resume()
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"fidelity": 3}, "fidelity"),
+    ({"fidelity": "bogus"}, "fidelity"),
+    ({"fidelity": "max_iter"}, "fidelities"),
+    ({"fidelities": [300, 100]}, "fidelities"),
+    ({"fidelities": 5}, "fidelities"),
+    ({"min_resources": 0}, "min_resources"),
+    ({"factor": 1}, "factor"),
+    ({"algorithm": "nope"}, "algorithm"),
+    ({"algorithm": "mf-gp-ucb"}, "available algorithms"),
+    ({"algorithm": "lucb-a"}, "available algorithms"),
+    ({"algorithm": object()}, "algorithm"),
+    ({"n_candidates": 1}, "n_candidates"),
+    ({"n_candidates": "all"}, "n_candidates"),
+    ({"grid_points": 1}, "grid_points"),
+    ({"bias": "guess"}, "bias"),
+    ({"bias": 0.1}, "bias"),
+    ({"bias": [0.1, 0.0]}, "bias"),
+    ({"n_calibration": 0}, "n_calibration"),
+    ({"sigma": -1.0}, "sigma"),
+    ({"delta": 1.5}, "delta"),
+    ({"epsilon": -0.1}, "epsilon"),
+    ({"epsilon": "big"}, "epsilon"),
+    ({"budget": 0}, "budget"),
+    ({"max_pulls": 0}, "max_pulls"),
+    ({"timeout": -2}, "timeout"),
+    ({"scoring": "no-such-metric"}, "scoring"),
+    ({"scoring": 3}, "scoring"),
+    ({"cv": "five"}, "cv"),
+    ({"refit": 2}, "refit"),
+    ({"error_score": "ignore"}, "error_score"),
+    ({"n_jobs": 0}, "n_jobs"),
+    ({"verbose": -1}, "verbose"),
+    ({"random_state": "seed"}, "random_state"),
+    ({"space": {"C": Real(10, 1)}}, "C"),
+    ({"space": {"C": Real(0, 1, log=True)}}, "C"),
+    ({"space": {"max_iter": Integer(9, 3)}}, "max_iter"),
+    ({"space": {"solver": Categorical([])}}, "solver"),
+    ({"space": {"not_a_param": [1, 2]}}, "not_a_param"),
+    ({"estimator": "svm"}, "estimator"),
+])
+def test_invalid_arguments_raise_value_error_naming_them(data, kwargs, name, monkeypatch):
+    X, y = data
+    from mftune import evaluation
+
+    def no_fit(*a, **k):  # the error must come before any fitting
+        raise AssertionError("fitted before validating")
+
+    monkeypatch.setattr(evaluation, "fit_and_score", no_fit)
+    with pytest.raises(ValueError, match=name):
+        small(**kwargs).fit(X, y)
