@@ -107,7 +107,7 @@ def estimate_bias(scores, costs, delta: float) -> BiasEstimate:
     n_cal, n_fid, n_folds = scores.shape
     usable = np.all(np.isfinite(scores), axis=(1, 2))
     if usable.sum() < 1:
-        raise RuntimeError("bias calibration: every calibration candidate failed at some "
+        raise ValueError("bias calibration: every calibration candidate failed at some "
                            "fidelity; give bias=[...] and sigma=... or check the estimator")
     s = scores[usable]
     diff = s - s[:, -1:, :]

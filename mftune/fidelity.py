@@ -64,7 +64,10 @@ def min_subset_size(y, n_splits: int | None = None) -> int:
     int
         ``n_classes``.
     """
-    classes, counts = np.unique(np.asarray(y), return_counts=True)
+    y = np.asarray(y)
+    if y.ndim > 1:
+        y = np.unique(y.reshape(y.shape[0], -1), axis=0, return_inverse=True)[1].reshape(-1)
+    classes, counts = np.unique(y, return_counts=True)
     if n_splits is not None and counts.min() < n_splits:
         rare = classes[np.argmin(counts)]
         raise ValueError(
@@ -104,6 +107,10 @@ def stratified_subset(indices, size: int, y=None, random_state=None) -> np.ndarr
     if y is None:
         return np.sort(rng.choice(indices, size, replace=False))
     labels = np.asarray(y)[indices]
+    if labels.ndim > 1:  # multi-output targets: stratify on whole rows
+        labels = labels.reshape(labels.shape[0], -1)
+        _, labels = np.unique(labels, axis=0, return_inverse=True)
+        labels = labels.reshape(-1)
     classes, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
     if size < classes.size:
         raise ValueError(

@@ -15,6 +15,7 @@ one coordinate split into equal bins, one per choice.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import numbers
@@ -254,6 +255,7 @@ def as_dimension(spec: Any, name: str = "") -> Dimension:
     distribution (anything with ``rvs``).
     """
     if isinstance(spec, Dimension):
+        spec = copy.copy(spec)  # never mutate the user's object (a scikit-learn parameter)
         if not spec.name:
             spec.name = name
         spec.validate(name or spec.name)

@@ -10,8 +10,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
-from sklearn.utils import check_random_state, get_tags
+from scipy.sparse import issparse
+from sklearn.utils import assert_all_finite, check_random_state, get_tags
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, indexable
 
 from . import algorithms
@@ -43,6 +45,16 @@ def _is_int(v) -> bool:
 
 def _is_real(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(v)
+
+
+def _raise_if_all_failed(records) -> None:
+    """Like GridSearchCV: when every pull failed, the problem is the data or the estimator."""
+    if records and all(r.status != "done" for r in records):
+        errors = [r.error or "" for r in records]
+        raise ValueError(
+            f"All the {len(records)} pulls failed; the estimator probably cannot fit this data. "
+            f"First error:\n{errors[0]}"
+        )
 
 
 class MFTuner(MetaEstimatorMixin, BaseEstimator):
@@ -100,6 +112,15 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     sigma : float, optional
         Standard deviation of a pull's score (sub-Gaussian scale); estimated
         from the calibration's pooled per-fold spread when ``None``.
+    costs : "measured", "levels" or sequence of float, default="measured"
+        Per-fidelity costs the policy plans with. ``"measured"``: initialised from the
+        calibration's mean seconds per pull at each fidelity (or, without a
+        calibration, proportional to the fidelity levels) and replaced after
+        every batch by the running mean of the measured seconds. ``"levels"``:
+        proportional to the fidelity levels (subset sizes, parameter values),
+        fixed. A sequence: fixed, strictly increasing, one per fidelity.
+        Measured costs make the phase switches depend on timing; fixed costs
+        make a run exactly replayable from ``random_state``.
     delta : float, default=0.05
         Error probability of the stopping rule.
     epsilon : float, "auto" or None, default="auto"
@@ -161,7 +182,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator, space, *, fidelity="n_samples", fidelities=None,
                  min_resources="auto", factor=3, algorithm="auto", n_candidates=32,
-                 grid_points=5, bias="adaptive", n_calibration=3, sigma=None, delta=0.05,
+                 grid_points=5, bias="adaptive", n_calibration=3, sigma=None, costs="measured",
+                 delta=0.05,
                  epsilon="auto", budget=None, max_pulls=None, timeout=None, scoring=None,
                  cv=5, refit=True, error_score=np.nan, n_jobs=None, verbose=0,
                  random_state=None):
@@ -177,6 +199,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self.bias = bias
         self.n_calibration = n_calibration
         self.sigma = sigma
+        self.costs = costs
         self.delta = delta
         self.epsilon = epsilon
         self.budget = budget
@@ -235,6 +258,15 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         if not _is_int(self.n_calibration) or self.n_calibration < 1:
             raise ValueError(f"n_calibration must be an integer >= 1; "
                              f"got {self.n_calibration!r}")
+        if not isinstance(self.costs, str):
+            c = np.asarray(self.costs, dtype=float) if hasattr(self.costs, "__len__") else None
+            if c is None or c.ndim != 1 or np.any(~np.isfinite(c)) or np.any(c <= 0) \
+                    or np.any(np.diff(c) <= 0):
+                raise ValueError(f"costs must be 'measured', 'levels' or strictly increasing "
+                                 f"positive numbers, one per fidelity; got {self.costs!r}")
+        elif self.costs not in ("measured", "levels"):
+            raise ValueError(f"costs must be 'measured', 'levels' or strictly increasing "
+                             f"positive numbers, one per fidelity; got {self.costs!r}")
         if self.sigma is not None and not (_is_real(self.sigma) and self.sigma > 0):
             raise ValueError(f"sigma must be None or a number > 0; got {self.sigma!r}")
         if not _is_real(self.delta) or not 0 < self.delta < 1:
@@ -315,6 +347,13 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         scorers, metric, multimetric = self._scorers()
         X, y, groups = indexable(X, y, groups)
         classifier = is_classifier(self.estimator)
+        if classifier:
+            check_classification_targets(y)
+        stratify = classifier and type_of_target(y) in ("binary", "multiclass")
+        if not get_tags(self.estimator).input_tags.allow_nan:
+            data = X.data if issparse(X) else X
+            if getattr(data, "dtype", None) is not None and data.dtype.kind in "fc":
+                assert_all_finite(data, input_name="X")
         cv = check_cv(self.cv, y, classifier=classifier)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         rng = np.random.default_rng(seed)
@@ -322,7 +361,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                       else space.sample(self.n_candidates, rng))
         if len(candidates) < 2:
             raise ValueError("n_candidates: the space yields fewer than 2 candidates")
-        levels = self._levels(X, y, groups, cv, classifier)
+        levels = self._levels(X, y, groups, cv, stratify)
         self.fidelities_ = levels
         self.scorer_ = scorers if multimetric else scorers["score"]
         self.multimetric_ = multimetric
@@ -331,7 +370,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         evaluator = CVEvaluator(
             self.estimator, candidates, X, y, cv, self.fidelity, levels, scorers, metric,
             groups=groups, fit_params=fit_params, error_score=self.error_score,
-            timeout=self.timeout, stratify=classifier and self.fidelity == "n_samples",
+            timeout=self.timeout, stratify=stratify and self.fidelity == "n_samples",
             n_jobs=self.n_jobs, random_state=seed)
         self._evaluator = evaluator
         self._metric = metric
@@ -377,7 +416,17 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         needs_cal = n_fid > 1 and (not known) or self.sigma is None
         if needs_cal:
             est = self._calibrate(evaluator, len(candidates), n_fid, rng)
-        costs = est.costs if est is not None else running_costs(prior, np.ones(n_fid), prior)
+        if self.costs == "levels":
+            costs = running_costs(prior, np.ones(n_fid), prior)
+        elif not isinstance(self.costs, str):
+            if len(self.costs) != n_fid:
+                raise ValueError(f"costs must have one entry per fidelity ({n_fid}: {levels}); "
+                                 f"got {len(self.costs)}")
+            costs = np.asarray(self.costs, dtype=float)
+        elif est is not None:
+            costs = est.costs
+        else:
+            costs = running_costs(prior, np.ones(n_fid), prior)
         sigma = float(self.sigma) if self.sigma is not None else est.sigma
         self.sigma_ = sigma
         self.epsilon_ = sigma if self.epsilon == "auto" else self.epsilon
@@ -423,9 +472,14 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         out = evaluator.evaluate(pulls)
         evaluator.phase = "search"
         recs = evaluator.records[start:]
+        _raise_if_all_failed(recs)
         scores = np.array([r.scores[self._metric] for r in recs]).reshape(n_cal, n_fid, n_folds)
         self.calibration_cost_ = float(out.costs.sum())
-        est = estimate_bias(scores, out.costs.reshape(n_cal, n_fid, n_folds), self.delta)
+        try:
+            est = estimate_bias(scores, out.costs.reshape(n_cal, n_fid, n_folds), self.delta)
+        except ValueError as exc:
+            first = next((r.error for r in recs if r.error), "")
+            raise ValueError(f"{exc}. First error:\n{first}") from None
         self._say(1, f"calibration: {len(pulls)} pulls of {n_cal} candidates at every fidelity "
                      f"on {n_folds} folds, cost {self.calibration_cost_:.2f} s "
                      f"({time.perf_counter() - t0:.1f} s wall)")
@@ -456,7 +510,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 self.bias_bounds_ = new_bounds
             else:
                 new_bounds = None
-        policy.update_bounds(costs=lam, xi=new_bounds)
+        policy.update_bounds(costs=lam if self.costs == "measured" else None, xi=new_bounds)
 
     def _search(self, budget=None, max_pulls=None):
         ev, policy = self._evaluator, self.policy_
@@ -506,6 +560,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self.total_cost_ = self._progress.cost
         self.history_ = list(self._progress.history)
         recs = ev.records
+        _raise_if_all_failed(recs)
         levels = self.fidelities_
         self.pulls_ = build_pulls(recs, levels)
         n_fid = len(levels)
@@ -644,4 +699,6 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         tags.regressor_tags = deepcopy(sub.regressor_tags)
         tags.input_tags.pairwise = sub.input_tags.pairwise
         tags.input_tags.sparse = sub.input_tags.sparse
+        tags.input_tags.allow_nan = sub.input_tags.allow_nan
+        tags.target_tags.multi_output = sub.target_tags.multi_output
         return tags
