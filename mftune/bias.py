@@ -21,8 +21,9 @@ standard error. With ``z = Φ⁻¹(1 − δ / (2 n_cal M))`` (a union bound over
 calibration's differences), ``ξ̂_m = max_k |d_km| + z s_km`` and
 ``γ̂_m = max_{k,k'} |d_km − d_k'm| + z (s_km + s_k'm)``; both are made strictly
 decreasing to 0 (a bound is raised to 1.01 × the next one's plus a tiny
-constant when needed). σ is the pooled per-fold standard deviation of the
-scores of a candidate at a fidelity, taken at the noisiest fidelity.
+constant when needed). σ_m is the pooled per-fold standard deviation of the
+scores of a candidate at fidelity ``m``; during the run it is pooled with the
+spread of the run's own repeated pulls (:func:`pooled_variance`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["BiasEstimate", "estimate_bias", "grow_violated", "monotone_bounds", "running_costs"]
+__all__ = [
+    "BiasEstimate", "estimate_bias", "grow_violated", "monotone_bounds", "pooled_variance",
+    "running_costs",
+]
 
 _TINY = 1e-6
 
@@ -72,7 +76,11 @@ class BiasEstimate:
     xi, gamma : ndarray of shape (M,)
         Bounds on the bias and on its variation (strictly decreasing to 0).
     sigma : float
-        Pooled per-fold standard deviation of the scores.
+        Pooled per-fold standard deviation of the scores at the noisiest fidelity.
+    sigmas : ndarray of shape (M,)
+        The same, per fidelity.
+    dof : int
+        Degrees of freedom behind each entry of ``sigmas``.
     costs : ndarray of shape (M,)
         Mean measured seconds per pull at each fidelity.
     raw_bias : ndarray of shape (n_cal, M)
@@ -84,6 +92,8 @@ class BiasEstimate:
     sigma: float
     costs: np.ndarray
     raw_bias: np.ndarray
+    sigmas: np.ndarray | None = None
+    dof: int = 0
 
 
 def estimate_bias(scores, costs, delta: float) -> BiasEstimate:
@@ -119,11 +129,29 @@ def estimate_bias(scores, costs, delta: float) -> BiasEstimate:
     spread = np.abs(d[:, None, :] - d[None, :, :]) + z * (se[:, None, :] + se[None, :, :])
     gamma = spread.max(axis=(0, 1)) if s.shape[0] > 1 else z * 2 * se.max(axis=0)
     var = s.var(axis=2, ddof=1) if n_folds > 1 else np.zeros(s.shape[:2])
-    sigma = float(np.sqrt(var.mean(axis=0).max()))
+    sigmas = np.maximum(np.sqrt(var.mean(axis=0)), _TINY)
+    sigma = float(sigmas.max())
     lam = np.nanmean(np.asarray(costs, dtype=float).reshape(n_cal, n_fid, n_folds),
                      axis=(0, 2))
     return BiasEstimate(monotone_bounds(xi), monotone_bounds(gamma), max(sigma, _TINY),
-                        running_costs(lam, np.ones(n_fid), lam), d)
+                        running_costs(lam, np.ones(n_fid), lam), d, sigmas,
+                        int(s.shape[0] * max(n_folds - 1, 0)))
+
+
+def pooled_variance(stats, prior_var, prior_dof: int, min_dof: int = 20) -> np.ndarray:
+    """Per-fidelity σ² pooling a calibration's estimate with the run's own pulls.
+
+    ``σ²_m = (ν₀ s²₀ + Σ_k (n_km − 1) s²_km) / (ν₀ + Σ_k (n_km − 1))`` over
+    arms with at least two pulls at ``m``; the calibration value alone is kept
+    until the run adds ``min_dof`` degrees of freedom at that fidelity.
+    """
+    counts = stats.counts.astype(float)
+    var = np.nan_to_num(stats.variances(), nan=0.0)
+    dof = np.where(counts >= 2, counts - 1, 0.0)
+    run_dof = dof.sum(axis=1)
+    num = prior_dof * np.asarray(prior_var, float) + (dof * var).sum(axis=1)
+    pooled = num / np.maximum(prior_dof + run_dof, 1)
+    return np.where(run_dof >= min_dof, np.maximum(pooled, _TINY**2), prior_var)
 
 
 def grow_violated(stats, bounds, radius, kind: str = "xi") -> tuple[np.ndarray, list[int]]:

@@ -7,17 +7,17 @@ import time
 from copy import deepcopy
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
-from scipy.sparse import issparse
 from sklearn.utils import assert_all_finite, check_random_state, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, indexable
 
 from . import algorithms
-from .bias import estimate_bias, grow_violated, running_costs
+from .bias import estimate_bias, grow_violated, pooled_variance, running_costs
 from .driver import run
 from .evaluation import CVEvaluator, level_is_number
 from .fidelity import min_subset_size, n_samples_schedule
@@ -125,8 +125,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         Error probability of the stopping rule.
     epsilon : float, "auto" or None, default="auto"
         Accept any candidate within ``epsilon`` of the best. ``"auto"`` is the
-        estimated ``sigma`` (differences below one fold's noise are not asked
-        for); ``None`` asks for the single best (may not end on ties).
+        estimated ``sigma`` of the top fidelity (differences below one fold's
+        noise are not asked for); ``None`` asks for the single best (may not end on ties).
     budget : float, optional
         Cap on the summed cost (seconds of fit + score, calibration included).
     max_pulls : int, optional
@@ -168,7 +168,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     bias_bounds_ : ndarray
         Bounds in force at the end; ``bias_mode_`` says how they were obtained
         and ``bias_events_`` lists the adaptive growths.
-    sigma_ : float
+    sigma_ : ndarray of shape (M,)
+        Per-fidelity σ in force at the end (calibration pooled with the run's pulls).
     epsilon_ : float or None
     algorithm_ : str
         The algorithm run (``algorithm_reason_`` says why, for ``"auto"``).
@@ -427,9 +428,15 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             costs = est.costs
         else:
             costs = running_costs(prior, np.ones(n_fid), prior)
-        sigma = float(self.sigma) if self.sigma is not None else est.sigma
-        self.sigma_ = sigma
-        self.epsilon_ = sigma if self.epsilon == "auto" else self.epsilon
+        if self.sigma is not None:
+            sigmas = np.full(n_fid, float(self.sigma))
+            self._sigma_prior = (sigmas**2, 10**9)  # given: never re-estimated
+        else:
+            sigmas = est.sigmas
+            self._sigma_prior = (sigmas**2, est.dof)
+        sigma = float(sigmas.max())
+        self.sigma_ = sigmas
+        self.epsilon_ = float(sigmas[-1]) if self.epsilon == "auto" else self.epsilon
         entry = algorithms.REGISTRY.get(name)
         kind = entry.bias if entry is not None else "xi"
         if known:
@@ -444,7 +451,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self._kind = kind
         self.bias_bounds_ = bounds
         self.bias_events_ = []
-        self._say(1, f"sigma={sigma:.4g}, epsilon={self.epsilon_}, bias ({self.bias_mode_}, "
+        self._say(1, f"sigma={np.round(sigmas, 4).tolist()}, epsilon={self.epsilon_:.4g}, "
+                     f"bias ({self.bias_mode_}, "
                      f"{kind})={np.round(bounds, 4).tolist()}, costs={np.round(costs, 4).tolist()}")
         if isinstance(self.algorithm, str):
             points = None
@@ -457,6 +465,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             self.policy_ = algorithms.make_policy(name, ctx)
         else:
             self.policy_ = self.algorithm
+        if hasattr(self.policy_, "update_bounds") and n_fid > 1:
+            self.policy_.update_bounds(variance_proxy=sigmas**2)
         self._prior_costs = prior
         self.candidates_ = candidates
 
@@ -499,9 +509,9 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         new_bounds = None
         if self.bias_mode_ == "adaptive" and n_fid > 1 and self._kind is not None:
             dp = self.delta / (policy.n_arms * n_fid)
+            s2 = self.sigma_[:, None] ** 2
             new_bounds, grown = grow_violated(
-                policy.stats, self.bias_bounds_,
-                lambda n: iise_radius(n, dp, self.sigma_**2), self._kind)
+                policy.stats, self.bias_bounds_, lambda n: iise_radius(n, dp, s2), self._kind)
             if grown:
                 self.bias_events_.append({"pulls": self._progress.n_pulls, "fidelities": grown,
                                           "bounds": new_bounds.tolist()})
@@ -510,7 +520,12 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 self.bias_bounds_ = new_bounds
             else:
                 new_bounds = None
-        policy.update_bounds(costs=lam if self.costs == "measured" else None, xi=new_bounds)
+        var = None
+        if n_fid > 1:
+            var = pooled_variance(policy.stats, *self._sigma_prior)
+            self.sigma_ = np.sqrt(var)
+        policy.update_bounds(costs=lam if self.costs == "measured" else None, xi=new_bounds,
+                             variance_proxy=var)
 
     def _search(self, budget=None, max_pulls=None):
         ev, policy = self._evaluator, self.policy_
@@ -592,7 +607,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             eps = ("the best" if not self.epsilon_
                    else f"within epsilon={self.epsilon_:.4g} of the best")
             return (f"with probability >= {1 - self.delta:g} the recommended candidate is {eps} "
-                    f"candidate's score (sub-Gaussian pulls with sigma={self.sigma_:.4g}, bias "
+                    f"candidate's score (sub-Gaussian pulls with sigma per fidelity "
+                    f"{np.round(self.sigma_, 4).tolist()}, bias "
                     f"bounds {self.bias_mode_})")
         return (f"no confidence statement: the search stopped early ({reason}); the "
                 "recommendation is the best surviving candidate at the highest fidelity reached")

@@ -175,18 +175,24 @@ class PhasedElimination(Policy):
         path (per round, or a block of rounds) asks for it.
         """
         t = np.asarray(t, dtype=np.int64)
+        s2 = self._variance_now()
         cache = self.__dict__.setdefault("_radius_cache", {})
         first, last = int(t.min()) // self._CHUNK, int(t.max()) // self._CHUNK
         if len(cache) + last - first >= 64:
             cache.clear()
         for c in range(first, last + 1):
-            if c not in cache:
+            if (s2, c) not in cache:
                 ts = np.arange(c * self._CHUNK, (c + 1) * self._CHUNK, dtype=float)
-                cache[c] = iise_radius(ts, self.delta_prime, self.variance_proxy)
+                cache[(s2, c)] = iise_radius(ts, self.delta_prime, s2)
         if first == last:
-            return cache[first][t - first * self._CHUNK]
-        table = np.concatenate([cache[c] for c in range(first, last + 1)])
+            return cache[(s2, first)][t - first * self._CHUNK]
+        table = np.concatenate([cache[(s2, c)] for c in range(first, last + 1)])
         return table[t - first * self._CHUNK]
+
+    def _variance_now(self) -> float:
+        """σ² of the current fidelity: per-fidelity when set by :meth:`update_bounds`."""
+        per = self.__dict__.get("fidelity_variance_")
+        return self.variance_proxy if per is None else float(per[self.fidelity_])
 
     def _events(self, cums: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Boolean per row: does anything happen after this round?"""
@@ -276,7 +282,7 @@ class PhasedElimination(Policy):
         return n
 
     # -- bounds measured during a run (the tuner) -------------------------------
-    def _derive_bounds(self, costs: np.ndarray, bias: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _derive_bounds(self, costs: np.ndarray, bias: np.ndarray):
         """Thresholds and widths for new costs/bias (overridden by IISE, IISE-γ, MFE)."""
         raise NotImplementedError(f"{type(self).__name__} has no bias bounds to update")
 
@@ -307,13 +313,26 @@ class PhasedElimination(Policy):
             Strictly increasing per-fidelity costs.
         xi : array-like of shape (M,), optional
             Strictly decreasing bias bounds ending in 0.
-        variance_proxy : float, optional
-            New sub-Gaussian variance proxy σ².
+        variance_proxy : float or array-like of shape (M,), optional
+            New sub-Gaussian variance proxy σ², or one per fidelity (each
+            phase's radius then uses its fidelity's σ²_m; the elimination
+            tests stay valid when every σ²_m is, the switch thresholds keep
+            their form with σ_m in B).
         """
         if costs is not None:
             self.costs = check_costs(costs, "costs", self.n_fidelities)
         if variance_proxy is not None:
-            self.variance_proxy = check_positive(variance_proxy, "variance_proxy")
+            if np.ndim(variance_proxy) == 0:
+                self.variance_proxy = check_positive(variance_proxy, "variance_proxy")
+                self.fidelity_variance_ = None
+            else:
+                per = np.asarray(variance_proxy, dtype=float)
+                if per.shape != (self.n_fidelities,) or not np.all(np.isfinite(per)) \
+                        or np.any(per <= 0):
+                    raise ValueError(f"variance_proxy must be a positive number or one per "
+                                     f"fidelity ({self.n_fidelities}); got {variance_proxy!r}")
+                self.fidelity_variance_ = per
+                self.variance_proxy = float(per.max())
             self.__dict__.pop("_radius_cache", None)
         bias = self._current_bias()
         if xi is not None:
