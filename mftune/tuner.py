@@ -107,7 +107,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         doubled when violated (``"adaptive"``), or known (the bound the
         algorithm uses: ξ for ``"iise"``, γ for ``"iise-gamma"``).
     n_calibration : int, default=3
-        Random candidates evaluated at every fidelity on the same folds to
+        Random candidates evaluated at every fidelity on the same two folds to
         estimate bias, σ and costs (its cost is counted in the run).
     sigma : float, optional
         Standard deviation of a pull's score (sub-Gaussian scale); estimated
@@ -472,7 +472,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
 
     def _calibrate(self, evaluator, n_arms, n_fid, rng):
         n_cal = min(self.n_calibration, n_arms)
-        n_folds = min(evaluator.n_splits, 3)
+        n_folds = min(evaluator.n_splits, 2)
         arms = np.sort(rng.choice(n_arms, n_cal, replace=False))
         a, f, s = np.meshgrid(arms, np.arange(n_fid), np.arange(n_folds), indexing="ij")
         pulls = Pulls(a.ravel(), f.ravel())
