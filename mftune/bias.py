@@ -22,7 +22,9 @@ calibration's differences), ``ξ̂_m = max_k |d_km| + z s_km`` and
 ``γ̂_m = max_{k,k'} |d_km − d_k'm| + z (s_km + s_k'm)``; both are made strictly
 decreasing to 0 (a bound is raised to 1.01 × the next one's plus a tiny
 constant when needed). σ_m is the pooled per-fold standard deviation of the
-scores of a candidate at fidelity ``m``; during the run it is pooled with the
+scores of a candidate at fidelity ``m``, raised to the largest σ of the
+more expensive fidelities (a cheaper fidelity is not assumed less noisy);
+during the run it is pooled with the
 spread of the run's own repeated pulls (:func:`pooled_variance`).
 """
 
@@ -129,7 +131,11 @@ def estimate_bias(scores, costs, delta: float) -> BiasEstimate:
     spread = np.abs(d[:, None, :] - d[None, :, :]) + z * (se[:, None, :] + se[None, :, :])
     gamma = spread.max(axis=(0, 1)) if s.shape[0] > 1 else z * 2 * se.max(axis=0)
     var = s.var(axis=2, ddof=1) if n_folds > 1 else np.zeros(s.shape[:2])
-    sigmas = np.maximum(np.sqrt(var.mean(axis=0)), _TINY)
+    # A cheaper fidelity is never assumed less noisy than a more expensive one: a few
+    # calibration folds can show no spread at all at a tiny subset (every candidate
+    # predicting the majority class), which would make the radius far too small.
+    sigmas = np.maximum.accumulate(np.sqrt(var.mean(axis=0))[::-1])[::-1]
+    sigmas = np.maximum(sigmas, _TINY)
     sigma = float(sigmas.max())
     lam = np.nanmean(np.asarray(costs, dtype=float).reshape(n_cal, n_fid, n_folds),
                      axis=(0, 2))
