@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import click
-import numpy as np
 
 from ._groups import main
 
@@ -56,8 +55,8 @@ def demo(seed, n_candidates, budget, contrast):
                f"{tuner.n_pulls_} pulls, {wall:.1f} s wall, {tuner.total_cost_:.1f} s of fitting")
     click.echo(f"  {tuner.guarantee_}")
     click.echo(f"  best params  {tuner.best_params_}")
-    click.echo(f"  CV score     {tuner.best_score_:.4f} (at {res['level_reached'][tuner.best_index_]}"
-               f" training rows)")
+    rows = res["level_reached"][tuner.best_index_]
+    click.echo(f"  CV score     {tuner.best_score_:.4f} (at {rows} training rows)")
     click.echo(f"  test score   {tuner.score(X_te, y_te):.4f}")
     click.echo("  fidelity  rows  pulls  cost (s)  s/pull  eliminated there")
     for m, level in enumerate(tuner.fidelities_):
@@ -81,4 +80,3 @@ def demo(seed, n_candidates, budget, contrast):
     click.echo(f"HalvingGridSearchCV on the same candidates (no confidence statement): "
                f"{wall_h:.1f} s wall; test score {halving.score(X_te, y_te):.4f}, "
                f"best params {halving.best_params_}")
-    _ = np  # keep numpy imported for users reading this as an example
