@@ -38,7 +38,7 @@ from .driver import Evaluator, Outcome, Outcomes
 from .fidelity import stratified_subset
 from .policies.base import Pulls
 
-__all__ = ["CVEvaluator", "PullRecord"]
+__all__ = ["CVEvaluator", "PullRecord", "clone_with", "fit_and_score"]
 
 
 @dataclass
@@ -74,6 +74,16 @@ def _index_params(params: dict, n_samples: int, rows) -> dict:
     return out
 
 
+def clone_with(estimator, params: dict):
+    """A clone of ``estimator`` with ``params`` set; estimator-valued params are cloned too.
+
+    As in GridSearchCV: a candidate like ``{"model": SVC(), "model__C": 3}``
+    must not mutate the ``SVC()`` object shared by the candidate list.
+    """
+    params = {k: clone(v, safe=False) for k, v in params.items()}
+    return clone(clone(estimator).set_params(**params))
+
+
 def fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, error_score):
     """Fit a clone of ``estimator`` with ``params`` on ``train``, score it on ``test``.
 
@@ -81,7 +91,7 @@ def fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, err
     ``score_time``, ``status`` and ``error`` (traceback text). Raises the
     fit's exception when ``error_score == "raise"``.
     """
-    est = clone(estimator).set_params(**params)
+    est = clone_with(estimator, params)
     n = len(y) if y is not None else X.shape[0]
     X_tr, X_te = _safe_indexing(X, train), _safe_indexing(X, test)
     y_tr = None if y is None else _safe_indexing(y, train)

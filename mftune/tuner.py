@@ -8,7 +8,7 @@ from copy import deepcopy
 
 import numpy as np
 from scipy.sparse import issparse
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils import assert_all_finite, check_random_state, get_tags
@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, indexable
 from . import algorithms
 from .bias import estimate_bias, grow_violated, pooled_variance, running_costs
 from .driver import run
-from .evaluation import CVEvaluator, level_is_number
+from .evaluation import CVEvaluator, clone_with, level_is_number
 from .fidelity import min_subset_size, n_samples_schedule
 from .policies.base import Pulls
 from .radii import iise_radius
@@ -620,7 +620,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         params = dict(self.best_params_)
         if self.fidelity != "n_samples":
             params[self.fidelity] = self.fidelities_[-1]
-        est = clone(self.estimator).set_params(**params)
+        est = clone_with(self.estimator, params)
         t0 = time.perf_counter()
         if ev.y is None:
             est.fit(ev.X, **ev.fit_params)

@@ -268,3 +268,27 @@ def test_invalid_arguments_raise_value_error_naming_them(data, kwargs, name, mon
     monkeypatch.setattr(evaluation, "fit_and_score", no_fit)
     with pytest.raises(ValueError, match=name):
         small(**kwargs).fit(X, y)
+
+
+def test_conditional_pipeline_space_does_not_mutate_candidates(data):
+    X, y = data
+    from sklearn.svm import LinearSVC
+
+    lin, svc = LogisticRegression(solver="liblinear"), LinearSVC()
+    pipe = Pipeline([("scale", StandardScaler()), ("model", lin)])
+    space = [{"model": [lin], "model__C": Real(1e-2, 1e2, log=True)},
+             {"model": [svc], "model__C": Real(1e-2, 1e2, log=True)}]
+    t = small(estimator=pipe, space=space, n_candidates=6).fit(X, y)
+    assert lin.C == 1.0 and svc.C == 1.0  # the user's objects are untouched
+    assert t.best_estimator_.named_steps["model"].C == t.best_params_["model__C"]
+
+
+def test_demo_command_runs():
+    from click.testing import CliRunner
+
+    from mftune.cli import main
+
+    res = CliRunner().invoke(main, ["demo", "--no-contrast", "--budget", "2",
+                                    "--n-candidates", "6"])
+    assert res.exit_code == 0, res.output
+    assert "best params" in res.output and "test score" in res.output
