@@ -36,8 +36,8 @@ import numpy as np
 from scipy.stats import norm
 
 __all__ = [
-    "BiasEstimate", "estimate_bias", "grow_violated", "monotone_bounds", "pooled_variance",
-    "running_costs",
+    "BiasEstimate", "estimate_bias", "extend_to_top", "grow_violated", "monotone_bounds",
+    "pooled_variance", "running_costs",
 ]
 
 _TINY = 1e-6
@@ -142,6 +142,39 @@ def estimate_bias(scores, costs, delta: float) -> BiasEstimate:
     return BiasEstimate(monotone_bounds(xi), monotone_bounds(gamma), max(sigma, _TINY),
                         running_costs(lam, np.ones(n_fid), lam), d, sigmas,
                         int(s.shape[0] * max(n_folds - 1, 0)))
+
+
+def extend_to_top(est: BiasEstimate, levels) -> BiasEstimate:
+    """Extend a calibration made below the top fidelity to the top [RECON].
+
+    ``est`` was measured on fidelities ``0..M-2`` with ``M-2`` as the reference.
+    The missing step ``M-2 → M-1`` is taken as large as the largest measured
+    bound of the step just below (``est.xi[-2]``: biases are assumed not to
+    grow towards the top), and every bound is shifted by it (triangle
+    inequality); σ at the top is that of ``M-2`` (pooled with the run's own
+    pulls later); the top's cost is extrapolated along the log-log slope of
+    the two highest measured fidelities (numeric levels) or ×3. In the
+    adaptive mode the run then doubles any bound a candidate seen at two
+    fidelities violates.
+    """
+    def ext(b):
+        step = float(b[-2]) if b.size >= 2 else 0.0
+        return monotone_bounds(np.r_[b[:-1] + step, step, 0.0])
+
+    lam = est.costs
+    ratio = 3.0
+    try:
+        lv = np.asarray(levels, dtype=float)
+        if lam.size >= 2 and np.all(lv > 0):
+            slope = np.log(lam[-1] / lam[-2]) / np.log(lv[-2] / lv[-3])
+            ratio = float((lv[-1] / lv[-2]) ** np.clip(slope, 0.5, 3.0))
+    except (TypeError, ValueError):
+        pass
+    sig = est.sigmas if est.sigmas is not None else np.full(lam.size, est.sigma)
+    return BiasEstimate(ext(est.xi), ext(est.gamma), est.sigma,
+                        running_costs(np.r_[lam, lam[-1] * ratio], np.ones(lam.size + 1),
+                                      np.r_[lam, lam[-1] * ratio]),
+                        est.raw_bias, np.r_[sig, sig[-1]], est.dof)
 
 
 def pooled_variance(stats, prior_var, prior_dof: int, min_dof: int = 20) -> np.ndarray:

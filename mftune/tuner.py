@@ -17,7 +17,13 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, indexable
 
 from . import algorithms
-from .bias import estimate_bias, grow_violated, pooled_variance, running_costs
+from .bias import (
+    estimate_bias,
+    extend_to_top,
+    grow_violated,
+    pooled_variance,
+    running_costs,
+)
 from .driver import run
 from .evaluation import CVEvaluator, clone_with, level_is_number
 from .fidelity import min_subset_size, n_samples_schedule
@@ -103,9 +109,12 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         ``"grid"`` for the full grid (``grid_points`` values per numeric dimension).
     grid_points : int, default=5
     bias : {"adaptive", "estimate"} or sequence of float, default="adaptive"
-        Bias bounds: estimated by a calibration (``"estimate"``), estimated and
-        doubled when violated (``"adaptive"``), or known (the bound the
-        algorithm uses: ξ for ``"iise"``, γ for ``"iise-gamma"``).
+        Bias bounds: estimated by a calibration at every fidelity
+        (``"estimate"``); estimated and doubled when violated (``"adaptive"``:
+        with 3 or more fidelities its calibration skips the expensive top
+        fidelity and extends the bounds to it, see
+        :func:`mftune.bias.extend_to_top`); or known (the bound the algorithm
+        uses: ξ for ``"iise"``, γ for ``"iise-gamma"``).
     n_calibration : int, default=3
         Random candidates evaluated at every fidelity on the same two folds to
         estimate bias, σ and costs (its cost is counted in the run).
@@ -164,7 +173,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     fidelities_ : list
         The levels used.
     costs_ : ndarray
-        Measured mean seconds per pull at each fidelity.
+        Measured mean seconds per pull at each fidelity (the policy's planning
+        estimate for a fidelity never pulled).
     bias_bounds_ : ndarray
         Bounds in force at the end; ``bias_mode_`` says how they were obtained
         and ``bias_events_`` lists the adaptive growths.
@@ -470,10 +480,14 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self._prior_costs = prior
         self.candidates_ = candidates
 
-    def _calibrate(self, evaluator, n_arms, n_fid, rng):
+    def _calibrate(self, evaluator, n_arms, n_fid_all, rng):
         n_cal = min(self.n_calibration, n_arms)
         n_folds = min(evaluator.n_splits, 2)
         arms = np.sort(rng.choice(n_arms, n_cal, replace=False))
+        # Adaptive mode with >= 3 fidelities skips the (expensive) top fidelity: the
+        # bounds are measured against the fidelity below it and extended (see below).
+        below_top = self.bias_mode_ == "adaptive" and n_fid_all >= 3
+        n_fid = n_fid_all - 1 if below_top else n_fid_all
         a, f, s = np.meshgrid(arms, np.arange(n_fid), np.arange(n_folds), indexing="ij")
         pulls = Pulls(a.ravel(), f.ravel())
         evaluator.phase = "calibration"
@@ -490,7 +504,10 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         except ValueError as exc:
             first = next((r.error for r in recs if r.error), "")
             raise ValueError(f"{exc}. First error:\n{first}") from None
-        self._say(1, f"calibration: {len(pulls)} pulls of {n_cal} candidates at every fidelity "
+        if below_top:
+            est = extend_to_top(est, self.fidelities_)
+        where = "every fidelity below the top" if below_top else "every fidelity"
+        self._say(1, f"calibration: {len(pulls)} pulls of {n_cal} candidates at {where} "
                      f"on {n_folds} folds, cost {self.calibration_cost_:.2f} s "
                      f"({time.perf_counter() - t0:.1f} s wall)")
         return est
@@ -583,7 +600,10 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         cost = np.array([r.cost for r in recs])
         counts = np.bincount(fid, minlength=n_fid)
         with np.errstate(invalid="ignore", divide="ignore"):
-            self.costs_ = np.bincount(fid, cost, n_fid) / counts
+            measured = np.bincount(fid, cost, n_fid) / counts
+        planned = (policy.nominal_costs() if hasattr(policy, "nominal_costs")
+                   else np.full(n_fid, np.nan))
+        self.costs_ = np.where(counts > 0, measured, planned)
         elim_r = getattr(policy, "eliminated_round", np.full(len(self.candidates_), -1))
         elim_f = getattr(policy, "eliminated_fidelity", np.full(len(self.candidates_), -1))
         search_recs = [r for r in recs if r.phase == "search"] or recs
