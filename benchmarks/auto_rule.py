@@ -3,7 +3,7 @@
 For each dataset and seed, the same candidates are searched by ``"iise"``
 (bounds ξ, elimination margin 2ξ_m) and ``"iise-gamma"`` (bounds γ, margin
 γ_m), both with bias bounds estimated by the same calibration (adaptive),
-delta=0.05, epsilon=0.02 and a cap of 3,000 pulls. Printed: the calibration's
+delta=0.05, epsilon=0.02 and a cap of 1,500 pulls. Printed: the calibration's
 ratio γ̂/(2ξ̂) per fidelity, pulls and seconds of fitting until the stop, the
 stopping reason and the test accuracy of the recommendation.
 
@@ -25,7 +25,7 @@ DATA = {"breast_cancer": load_breast_cancer, "digits": load_digits}
 SPACE = {"svc__C": Real(1e-2, 1e3, log=True), "svc__gamma": Real(1e-4, 1e1, log=True)}
 
 
-def main(seeds=(0, 1, 2)):
+def main(seeds=(0, 1)):
     print(f"{'data':14s} {'seed':>4s} {'algorithm':10s} {'gamma/2xi':>18s} {'pulls':>6s} "
           f"{'cost s':>7s} {'stop':14s} {'test acc':>8s}")
     totals: dict[str, list] = {"iise": [], "iise-gamma": []}
@@ -35,7 +35,7 @@ def main(seeds=(0, 1, 2)):
         for seed in seeds:
             for algo in ("iise", "iise-gamma"):
                 t = MFTuner(make_pipeline(StandardScaler(), SVC()), SPACE, algorithm=algo,
-                            n_candidates=16, cv=5, epsilon=0.02, max_pulls=3000,
+                            n_candidates=16, cv=5, epsilon=0.02, max_pulls=1500,
                             random_state=seed).fit(X, y)
                 ratio = "-"
                 if algo == "iise-gamma":

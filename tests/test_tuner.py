@@ -79,12 +79,19 @@ def test_known_bias_and_sigma_skip_calibration(data):
 
 def test_replayable_with_random_state(data):
     X, y = data
-    a, b = small().fit(X, y), small().fit(X, y)
+    # fixed costs: measured seconds would make the phase switches depend on timing
+    a, b = small(costs="levels").fit(X, y), small(costs="levels", n_jobs=2).fit(X, y)
     assert a.cv_results_["params"] == b.cv_results_["params"]
     for key in ("candidate", "fidelity", "split", "n_train", "score"):
         assert np.array_equal(a.pulls_[key], b.pulls_[key])
-    c = small(random_state=1).fit(X, y)
+    c = small(random_state=1, costs="levels").fit(X, y)
     assert c.cv_results_["params"] != a.cv_results_["params"]
+    # with measured costs the candidates, folds and subsets still replay exactly
+    d, e = small().fit(X, y), small().fit(X, y)
+    assert d.cv_results_["params"] == e.cv_results_["params"] == a.cv_results_["params"]
+    cal = np.array(d.pulls_["phase"]) == "calibration"
+    for key in ("candidate", "fidelity", "split", "n_train", "score"):
+        assert np.array_equal(d.pulls_[key][cal], e.pulls_[key][cal])
 
 
 def test_param_fidelity_and_pipeline_names(data):

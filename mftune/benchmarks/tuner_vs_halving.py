@@ -80,7 +80,7 @@ TASKS = {
         {"learning_rate": Real(0.01, 0.5, log=True), "max_leaf_nodes": Integer(4, 64, log=True),
          "min_samples_leaf": Integer(2, 100, log=True),
          "l2_regularization": Real(1e-4, 10.0, log=True)},
-        "max_iter", [8, 24, 72], 16, 3, 90.0,
+        "max_iter", [8, 24, 72], 16, 3, 60.0,
         "HistGradientBoosting, letter 15,000-row pool, max_iter 8/24/72 (3-fold CV)"),
     "svm-magic-2k": Task(
         "svm-magic-2k", "magic", 2000, _svc(),
