@@ -156,7 +156,7 @@ def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
     t0 = time.perf_counter()
     halving.fit(X, y)
     wall_h = time.perf_counter() - t0
-    best_h = cand.index(halving.best_params_)
+    best_h = cand.index({k: v for k, v in halving.best_params_.items() if k != task.fidelity})
     hist = tuner.history_
     final_mf = test_acc(tuner.best_index_)
     final_h = test_acc(best_h)
