@@ -192,6 +192,7 @@ def run(
     spent = 0.0
     reason = "stopping-rule"
     start = time.perf_counter()
+    pulls = None  # the batch asked but not yet told
     try:
         while not policy.done:
             if budget is not None and spent >= budget:
@@ -212,13 +213,17 @@ def run(
             pulls = _trim(pulls, policy, spent, budget, n_pulls, max_pulls)
             outcomes = evaluator.evaluate(pulls)
             policy.tell(pulls, outcomes.rewards, outcomes.costs)
-            n_pulls += len(pulls)
+            told, pulls = pulls, None
+            n_pulls += len(told)
             n_failed += outcomes.n_failed
             spent += float(outcomes.costs.sum())
             for cb in callbacks:
-                cb(pulls, outcomes, policy)
+                cb(told, outcomes, policy)
     except KeyboardInterrupt:
+        # Keep everything told so far; the interrupted batch may be asked again.
         reason = "interrupted"
+        if pulls is not None and len(pulls):
+            policy.cancel(pulls)
     return RunResult(
         recommendation=int(policy.recommend()),
         stopping_reason=reason,
