@@ -239,7 +239,8 @@ n_candidates = 3
 
 BAD_FILES = {
     "unknown type": ('[parameters]\nx = { type = "float", low = 0, high = 1 }\n'
-                     '[fidelity]\nname = "n"\nvalues = [1, 2]\n', r"space\.toml:2: parameters\.x\.type"),
+                     '[fidelity]\nname = "n"\nvalues = [1, 2]\n',
+                     r"space\.toml:2: parameters\.x\.type"),
     "low > high": ('[parameters]\n\nlr = { type = "real", low = 2, high = 1 }\n'
                    '[fidelity]\nname = "n"\nvalues = [1, 2]\n',
                    r"space\.toml:3: parameters\.lr: low must be <= high"),
