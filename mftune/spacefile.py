@@ -306,6 +306,9 @@ def parse_spacefile(text: str, path: str = "<string>") -> StudySpec:
     _unknown(data, SECTIONS, "", ctx)
     space = build_space(data.get("parameters"), ctx)
     fidelity = _fidelity(data.get("fidelity"), ctx)
+    if fidelity["name"] in data["parameters"]:
+        raise ctx.error("fidelity.name", f"{fidelity['name']!r} is also a parameter name; "
+                        "the fidelity must be a separate name")
     obj = data.get("objective", {})
     _unknown(obj, {"name", "direction", "sigma"}, "objective", ctx)
     objective = {"name": str(obj.get("name", "score")),

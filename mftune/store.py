@@ -419,6 +419,53 @@ class StudyStore:
                 "INSERT INTO workers VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE "
                 "SET seen = excluded.seen", (worker, host, int(pid), now, now))
 
+    def repeat_index(self, row: PullRow) -> int:
+        """How many pulls of the same kind, arm and fidelity come before ``row`` in the study."""
+        (n,) = self._conn.execute(
+            "SELECT COUNT(*) FROM pulls WHERE arm = ? AND fidelity = ? AND kind = ? AND "
+            "(batch < ? OR (batch = ? AND pos < ?))",
+            (row.arm, row.fidelity, row.kind, row.batch, row.batch, row.pos)).fetchone()
+        return int(n)
+
+    def n_started(self) -> int:
+        """Pulls that have been claimed at least once (running or finished)."""
+        (n,) = self._conn.execute(
+            "SELECT COUNT(*) FROM pulls WHERE status != 'pending'").fetchone()
+        return int(n)
+
+    def replay(self, policy: Policy, *, error_reward: float | None = None) -> ReplayState:
+        """Tell ``policy`` (fresh, with the study's seed) the study's complete batches.
+
+        See :func:`replay`; the returned state holds the first incomplete
+        batch (outstanding in the policy) and its stored rows, so the caller
+        re-issues exactly the pulls that had not finished.
+        """
+        return replay(policy, self.rows(kind="policy"), error_reward=error_reward)
+
+    def record_batch(self, pulls: Pulls, outcomes: Outcomes, policy: Policy | None = None,
+                     *, sign: float = 1.0) -> None:
+        """Driver callback: store a batch that has just been told, in one transaction.
+
+        ``mftune.driver.run(..., callbacks=[store.record_batch])`` records an
+        in-process study after each batch (a crash loses at most the batch in
+        flight, which a resume runs again). :class:`RecordingEvaluator` also
+        writes the rows *before* the batch runs.
+        """
+        now = time.time()
+        with self.transaction():
+            (last,) = self._conn.execute(
+                "SELECT COALESCE(MAX(batch), -1) FROM pulls WHERE kind = 'policy'").fetchone()
+            for i, (arm, fid) in enumerate(pulls):
+                ok = outcomes.status[i] == "done"
+                reward = float(outcomes.rewards[i])
+                self._conn.execute(
+                    "INSERT INTO pulls (batch, pos, kind, arm, fidelity, status, score, reward, "
+                    "cost, attempts, created, started, ended, error) "
+                    "VALUES (?, ?, 'policy', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+                    (last + 1, i, int(arm), int(fid), outcomes.status[i],
+                     sign * reward if ok else None, reward, float(outcomes.costs[i]), now, now,
+                     now, outcomes.errors[i]))
+
     def spent(self) -> float:
         """Summed cost of the finished pulls (calibration included)."""
         (cost,) = self._conn.execute(
@@ -591,13 +638,17 @@ class RecordingEvaluator:
 
     def _run(self, pulls: Pulls, ids: list[int]) -> Outcomes:
         out = self.evaluator.evaluate(pulls)
+        with self.store.transaction():  # one commit for the whole batch
+            self._finish_all(out, ids)
+        return out
+
+    def _finish_all(self, out: Outcomes, ids: list[int]) -> None:
         for i, row_id in enumerate(ids):
             reward = float(out.rewards[i])
             self.store.finish(
                 row_id, status=out.status[i], reward=reward, cost=float(out.costs[i]),
                 score=self.sign * reward if out.status[i] == "done" else None,
                 error=out.errors[i], worker=self.worker)
-        return out
 
     def evaluate(self, pulls: Pulls) -> Outcomes:
         """Record, evaluate and finish one batch (the driver's evaluator protocol)."""

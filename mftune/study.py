@@ -155,10 +155,7 @@ class Study:
 
     def pull_seed(self, row) -> int:
         """``MFTUNE_SEED`` of a pull: study seed, kind, arm, fidelity and repeat index."""
-        (n,) = self.store._conn.execute(
-            "SELECT COUNT(*) FROM pulls WHERE arm = ? AND fidelity = ? AND kind = ? AND "
-            "(batch < ? OR (batch = ? AND pos < ?))",
-            (row.arm, row.fidelity, row.kind, row.batch, row.batch, row.pos)).fetchone()
+        n = self.store.repeat_index(row)
         ss = np.random.SeedSequence([int(self.seed or 0), int(row.kind == "calibration"),
                                      row.arm, row.fidelity, n])
         return int(ss.generate_state(1)[0] % 2**31)
@@ -304,9 +301,7 @@ class StudyRunner:
         if self.budget is not None and self.store.spent() >= self.budget:
             return "budget"
         if self.max_pulls is not None:
-            (n,) = self.store._conn.execute(
-                "SELECT COUNT(*) FROM pulls WHERE status != 'pending'").fetchone()
-            if n >= self.max_pulls:
+            if self.store.n_started() >= self.max_pulls:
                 return "max-pulls"
         return None
 

@@ -41,7 +41,7 @@ class KeyedEvaluator(Evaluator):
     process or call pattern, as it would be for a script seeded by MFTUNE_SEED.
     """
 
-    def __init__(self, counts=None, sigma=0.1):
+    def __init__(self, counts=None, sigma=0.05):
         super().__init__()
         self.counts = dict(counts or {})
         self.sigma = sigma
@@ -133,7 +133,7 @@ def test_release_stale_only_resets_dead_workers(tmp_path):
 
 
 def new_policy():
-    return IISE(THETA.shape[1], COSTS, XI, delta=0.1, variance_proxy=0.01)
+    return IISE(THETA.shape[1], COSTS, XI, delta=0.1, variance_proxy=0.0025)
 
 
 def test_replay_tells_complete_batches_and_stops_at_incomplete(tmp_path):
@@ -191,3 +191,16 @@ def test_resume_through_the_driver_equals_an_uninterrupted_run(tmp_path):
     assert rows == ref_rows  # the same pulls, in the same order, with the same scores
     # every pull ran exactly once except the batch that was running at the crash
     assert inner.calls + 25 <= len(ref_rows) + len(pulls)
+
+
+def test_record_batch_callback_and_store_replay(tmp_path):
+    store = make_store(tmp_path / "s.db")
+    ref = new_policy()
+    res = run(ref, KeyedEvaluator(), callbacks=[store.record_batch], max_pulls=30)
+    assert res.n_pulls == 30 == len(store.rows())
+    fresh = new_policy()
+    state = store.replay(fresh)
+    # 5 whole rounds of 6 arms were recorded; the policy asks the 6th round next
+    assert state.batch == 5 and state.pulls is None
+    np.testing.assert_array_equal(fresh.stats.counts, ref.stats.counts)
+    np.testing.assert_array_equal(fresh.active, ref.active)
