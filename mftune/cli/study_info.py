@@ -29,6 +29,12 @@ def _table(header, rows) -> str:
     return "\n".join(lines)
 
 
+def _fmt_setting(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(fmt(float(v)) for v in value) + "]"
+    return fmt(value)
+
+
 @main.command()
 @click.argument("study", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -53,8 +59,7 @@ def status(study, as_json):
     if s.get("settings"):
         se = s["settings"]
         est = set(se.get("estimated", []))
-        parts = [f"{k}={json.dumps(se[k]) if isinstance(se[k], list) else fmt(se[k])}"
-                 f"{' (estimated)' if k in est else ''}"
+        parts = [f"{k}={_fmt_setting(se[k])}{' (estimated)' if k in est else ''}"
                  for k in ("sigma", "xi", "gamma", "costs") if se.get(k) is not None]
         click.echo("settings: delta=" + fmt(se["delta"]) + ", " + ", ".join(parts))
     if s.get("error"):
