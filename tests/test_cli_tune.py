@@ -310,3 +310,21 @@ def test_reported_cost_and_result_file_win_over_stdout(tmp_path):
     ev = ScriptEvaluator([sys.executable, str(script)], [{"a": 1}], "n", [1], tmp_path / "t")
     res = ev.run_pull(0, 0)
     assert (res.status, res.score, res.cost) == ("done", 2.0, 7.5)
+
+
+@pytest.mark.parametrize("algorithm", ["se", "iise-gamma"])
+def test_other_algorithms_and_measured_costs(in_tmp, algorithm):
+    text = (EXAMPLES / "space_shell.toml").read_text().replace(
+        "factor = 3", 'factor = 3\ncosts = "measured"')
+    Path("space.toml").write_text(text)
+    res = invoke("tune", "space.toml", "--algorithm", algorithm, "--n-candidates", 6,
+                 "--study", "a.db", "--quiet", "--", "sh", EXAMPLES / "train_synthetic.sh")
+    assert res.exit_code == 0, res.output
+    s = status_json("a.db")
+    assert s["status"] == "finished" and s["study"]["algorithm"] == algorithm
+    est = s["settings"]["estimated"]
+    assert "costs" in est and ("gamma" in est) == (algorithm == "iise-gamma")
+    costs = s["settings"]["costs"]
+    assert all(b > a for a, b in zip(costs, costs[1:]))  # made strictly increasing
+    if algorithm == "se":  # SE pulls the top fidelity only (after the calibration)
+        assert all(f["pulls"] == 6 for f in s["fidelities"][:-1])
