@@ -325,6 +325,6 @@ def test_other_algorithms_and_measured_costs(in_tmp, algorithm):
     est = s["settings"]["estimated"]
     assert "costs" in est and ("gamma" in est) == (algorithm == "iise-gamma")
     costs = s["settings"]["costs"]
-    assert all(b > a for a, b in zip(costs, costs[1:]))  # made strictly increasing
+    assert all(b > a for a, b in zip(costs, costs[1:], strict=False))  # strictly increasing
     if algorithm == "se":  # SE pulls the top fidelity only (after the calibration)
         assert all(f["pulls"] == 6 for f in s["fidelities"][:-1])
