@@ -328,3 +328,12 @@ def test_other_algorithms_and_measured_costs(in_tmp, algorithm):
     assert all(b > a for a, b in zip(costs, costs[1:], strict=False))  # strictly increasing
     if algorithm == "se":  # SE pulls the top fidelity only (after the calibration)
         assert all(f["pulls"] == 6 for f in s["fidelities"][:-1])
+
+
+def test_tune_refuses_an_existing_study(in_tmp):
+    args = ["tune", EXAMPLES / "space_shell.toml", "--n-candidates", 2, "--max-pulls", 3,
+            "--study", "x.db", "--quiet", "--", "sh", EXAMPLES / "train_synthetic.sh"]
+    res = invoke(*args)
+    assert res.exit_code == 0 and "mftune resume x.db --max-pulls N" in res.output
+    res = invoke(*args)
+    assert res.exit_code == 1 and "mftune resume x.db" in res.output

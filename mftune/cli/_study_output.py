@@ -127,6 +127,9 @@ def echo_result(path, reason: str, mode: str, wall: float, error: str | None = N
                f"wall {wall:.1f} s")
     if summary.get("error"):
         click.echo(f"error: {summary['error']}")
+    if reason in ("budget", "max-pulls") and summary["status"] != "finished":
+        opt = "--budget SECONDS" if reason == "budget" else "--max-pulls N"
+        click.echo(f"stopped by the {reason} limit; continue with: mftune resume {path} {opt}")
     if best:
         fname = summary["study"]["fidelity"]
         fval = None if best["fidelity"] is None else summary["study"]["values"][best["fidelity"]]
