@@ -37,7 +37,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .driver import Evaluator, Outcome
+from joblib import Parallel, delayed
+
+from .driver import Evaluator, Outcome, Outcomes
+from .policies.base import Pulls
 
 __all__ = ["ScriptEvaluator", "ScriptResult", "format_value", "report"]
 
@@ -269,6 +272,13 @@ class ScriptEvaluator(Evaluator):
             return ScriptResult(None, wall, "failed", f"{problem}; stdout tail:\n"
                                 f"{_tail(out, 500)}\nstderr tail:\n{_tail(err)}", _tail(out, 500))
         return ScriptResult(score, wall if cost is None else cost, "done", None, _tail(out, 500))
+
+    def evaluate(self, pulls: Pulls) -> Outcomes:
+        """Run a batch (threads: each run is its own process, so threads suffice)."""
+        if self.n_jobs in (None, 1) or len(pulls) <= 1:
+            return Outcomes.from_list([self.evaluate_one(a, f) for a, f in pulls])
+        return Outcomes.from_list(Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(self.evaluate_one)(a, f) for a, f in pulls))
 
     def kill_all(self) -> None:
         """Kill the process groups of all runs in progress (on Ctrl+C)."""

@@ -337,3 +337,17 @@ def test_tune_refuses_an_existing_study(in_tmp):
     assert res.exit_code == 0 and "mftune resume x.db --max-pulls N" in res.output
     res = invoke(*args)
     assert res.exit_code == 1 and "mftune resume x.db" in res.output
+
+
+def test_script_evaluator_through_the_driver(tmp_path):
+    from mftune import SuccessiveElimination
+    from mftune.driver import run
+
+    script = tmp_path / "s.sh"
+    script.write_text('for a in "$@"; do case "$a" in --x=*) x="${a#--x=}";; esac; done\n'
+                      'echo "mftune-score: $x"\n')
+    configs = [{"x": v} for v in (0.1, 0.9, 0.5)]
+    ev = ScriptEvaluator(["sh", str(script)], configs, "n", [1], tmp_path / "t",
+                         direction="minimize", n_jobs=2)
+    res = run(SuccessiveElimination(3, [1.0], delta=0.1, variance_proxy=0.01), ev)
+    assert res.completed and res.recommendation == 0  # the smallest x when minimising
