@@ -23,16 +23,8 @@ when it ends; on resume, rows left ``running`` by a worker that no longer
 exists are put back to ``pending`` and run again — they are the only pulls
 that run twice, and they had not finished.
 
-Exact replay
-------------
-Policies are replayable (same seed and same tells ⇒ same asks). The study is
-a sequence of batches, each being what one ``policy.ask()`` returned;
-:func:`replay` rebuilds a policy by asking, checking the batch against the
-stored rows, and telling it once *all* its rows have finished. The first
-batch that is not complete is left outstanding in the policy and returned,
-with its rows, so the caller runs the missing pulls. A batch is told as a
-whole, in ``pos`` order, both in the original run and in every replay, so a
-resumed study makes exactly the decisions of an uninterrupted one.
+Exact replay lives in :mod:`mftune.replay` (:meth:`StudyStore.replay`), the
+driver-side recorder in :mod:`mftune.recording`.
 """
 
 from __future__ import annotations
@@ -52,10 +44,11 @@ import numpy as np
 
 from .driver import Outcomes
 from .policies.base import Policy, Pulls
+from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
 
 __all__ = [
-    "FORMAT_VERSION", "FINISHED", "PullRow", "RecordingEvaluator", "ReplayState",
-    "StudyMismatchError", "StudyStore", "new_worker_id", "replay",
+    "FINISHED", "FORMAT_VERSION", "PullRow", "ReplayState", "StudyMismatchError",
+    "StudyStore", "batch_rewards", "new_worker_id", "replay",
 ]
 
 FORMAT_VERSION = 1
@@ -112,11 +105,6 @@ CREATE TABLE IF NOT EXISTS workers (
 """
 
 _LIVE_TOKENS: set[str] = set()
-
-
-class StudyMismatchError(RuntimeError):
-    """The stored pulls do not match what the policy asks (different policy, seed or code)."""
-
 
 def new_worker_id() -> str:
     """``host:pid:token``, unique per worker object; registered as alive in this process."""
@@ -501,182 +489,3 @@ def _json_default(value):
 
 def _finite(x):
     return None if x is None or not np.isfinite(x) else float(x)
-
-
-@dataclass
-class ReplayState:
-    """Where a replay stopped.
-
-    Attributes
-    ----------
-    batch : int
-        Index of the first batch not yet told to the policy.
-    pulls : Pulls or None
-        That batch as the policy asked it (outstanding in the policy), or
-        ``None`` when no row of it is stored yet (ask the policy for it).
-    rows : list of PullRow
-        Stored rows of that batch, by position (a prefix of ``pulls``).
-    """
-
-    batch: int
-    pulls: Pulls | None
-    rows: list[PullRow]
-
-    @property
-    def missing(self) -> Pulls | None:
-        """Pulls of the batch with no stored row yet (a batch trimmed by a budget)."""
-        if self.pulls is None:
-            return None
-        return self.pulls[len(self.rows):]
-
-
-def batch_rewards(rows: Sequence[PullRow], worst: dict[int, float],
-                  error_reward: float | None) -> np.ndarray:
-    """Rewards to tell for a complete batch of rows.
-
-    Finished pulls tell their stored reward. A failed pull without a stored
-    reward tells ``error_reward`` if given, else the worst reward seen so far
-    at its fidelity (this batch included), else at any fidelity, else 0 —
-    computed from stored rows only, so every replay tells the same values.
-    ``worst`` (fidelity → lowest reward) is updated in place.
-    """
-    for r in rows:
-        if r.status == "done" and r.reward is not None:
-            worst[r.fidelity] = min(worst.get(r.fidelity, np.inf), r.reward)
-    out = np.empty(len(rows))
-    for i, r in enumerate(rows):
-        if r.reward is not None:
-            out[i] = r.reward
-        elif error_reward is not None:
-            out[i] = error_reward
-        elif r.fidelity in worst:
-            out[i] = worst[r.fidelity]
-        else:
-            out[i] = min(worst.values()) if worst else 0.0
-    return out
-
-
-def replay(policy: Policy, rows: Sequence[PullRow], *, first_batch: int = 0,
-           error_reward: float | None = None, worst: dict | None = None) -> ReplayState:
-    """Tell a fresh policy the complete stored batches, in order.
-
-    Parameters
-    ----------
-    policy : Policy
-        A policy in the state it had before batch ``first_batch`` (a fresh
-        one, with the study's seed and settings, for ``first_batch = 0``).
-    rows : sequence of PullRow
-        The study's rows of kind ``policy`` with ``batch >= first_batch``.
-    first_batch : int, default=0
-    error_reward : float, optional
-        Reward told for failed pulls (else the worst seen; see :func:`batch_rewards`).
-    worst : dict, optional
-        Running worst reward per fidelity, updated in place (pass the same
-        dict to successive calls that continue one replay).
-
-    Returns
-    -------
-    ReplayState
-        The first incomplete (or not yet stored) batch.
-
-    Raises
-    ------
-    StudyMismatchError
-        The policy asks something else than what is stored.
-    """
-    worst = {} if worst is None else worst
-    by_batch: dict[int, list[PullRow]] = {}
-    for r in rows:
-        by_batch.setdefault(r.batch, []).append(r)
-    b = first_batch
-    while not policy.done:
-        stored = by_batch.get(b)
-        if not stored:
-            return ReplayState(b, None, [])
-        pulls = policy.ask()
-        n = len(stored)
-        if (len(pulls) < n or [r.pos for r in stored] != list(range(n))
-                or not np.array_equal(pulls.arms[:n], [r.arm for r in stored])
-                or not np.array_equal(pulls.fidelities[:n], [r.fidelity for r in stored])):
-            raise StudyMismatchError(
-                f"batch {b}: the policy asks {list(pulls)[:8]}... but the study stored "
-                f"{[(r.arm, r.fidelity) for r in stored][:8]}...; the study was written with "
-                "another algorithm, seed or mftune version")
-        if n < len(pulls) or not all(r.finished for r in stored):
-            return ReplayState(b, pulls, stored)
-        rewards = batch_rewards(stored, worst, error_reward)
-        policy.tell(pulls, rewards, [r.cost or 0.0 for r in stored])
-        b += 1
-    return ReplayState(b, None, [])
-
-
-class RecordingEvaluator:
-    """Wrap an evaluator so every batch the driver runs is written to a study.
-
-    Rows are inserted as ``running`` before the inner evaluator starts and
-    finished after it returns, so ``driver.run(policy, RecordingEvaluator(store,
-    evaluator))`` records an in-process study (the tuner's path). Call
-    :meth:`resume` first on a fresh policy to replay a stored study: it tells
-    the finished batches, runs the unfinished pulls of the first incomplete
-    batch, and leaves the policy ready for the driver.
-
-    Parameters
-    ----------
-    store : StudyStore
-    evaluator : Evaluator-like
-        Returns finite rewards (higher is better) with a status per pull.
-    sign : float, default=1.0
-        ``score = sign * reward`` is stored as the user-facing score
-        (``-1`` for minimised objectives).
-    """
-
-    def __init__(self, store: StudyStore, evaluator, sign: float = 1.0):
-        self.store, self.evaluator, self.sign = store, evaluator, float(sign)
-        self.worker = new_worker_id()
-        self.next_batch = 0
-        store.register_worker(self.worker)
-
-    def _run(self, pulls: Pulls, ids: list[int]) -> Outcomes:
-        out = self.evaluator.evaluate(pulls)
-        with self.store.transaction():  # one commit for the whole batch
-            self._finish_all(out, ids)
-        return out
-
-    def _finish_all(self, out: Outcomes, ids: list[int]) -> None:
-        for i, row_id in enumerate(ids):
-            reward = float(out.rewards[i])
-            self.store.finish(
-                row_id, status=out.status[i], reward=reward, cost=float(out.costs[i]),
-                score=self.sign * reward if out.status[i] == "done" else None,
-                error=out.errors[i], worker=self.worker)
-
-    def evaluate(self, pulls: Pulls) -> Outcomes:
-        """Record, evaluate and finish one batch (the driver's evaluator protocol)."""
-        ids = self.store.insert_batch(self.next_batch, pulls, status="running",
-                                      worker=self.worker)
-        self.next_batch += 1
-        return self._run(pulls, ids)
-
-    def resume(self, policy: Policy) -> ReplayState:
-        """Replay the stored study into ``policy`` and complete its current batch."""
-        self.store.release_stale()
-        state = replay(policy, self.store.rows(kind="policy"))
-        if state.pulls is not None:
-            todo = [r for r in state.rows if not r.finished]
-            ids = self.store.claim([r.id for r in todo], self.worker)
-            if len(ids) != len(todo):
-                raise RuntimeError("another live worker holds pulls of this study")
-            keep = np.array([r.pos for r in todo], dtype=np.int64)
-            if len(todo):
-                self._run(state.pulls[keep], ids)
-            missing = state.missing
-            if len(missing):
-                new = self.store.insert_batch(state.batch, missing, first_pos=len(state.rows),
-                                              status="running", worker=self.worker)
-                self._run(missing, new)
-            rows = self.store.rows(min_batch=state.batch, kind="policy")
-            done = [r for r in rows if r.batch == state.batch]
-            policy.tell(state.pulls, batch_rewards(done, {}, None), [r.cost for r in done])
-            state = ReplayState(state.batch + 1, None, [])
-        self.next_batch = state.batch
-        return state

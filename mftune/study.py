@@ -31,16 +31,10 @@ import numpy as np
 from .calibration import calibration_plan, estimate_settings, needs_calibration
 from .policies.base import Policy
 from .policies.registry import POLICIES, make_policy
+from .replay import StudyMismatchError, batch_rewards, replay
 from .script import ScriptEvaluator
 from .spacefile import StudySpec
-from .store import (
-    _LIVE_TOKENS,
-    StudyMismatchError,
-    StudyStore,
-    batch_rewards,
-    new_worker_id,
-    replay,
-)
+from .store import _LIVE_TOKENS, StudyStore, new_worker_id
 
 __all__ = ["Study", "StudyRunner", "create_study"]
 

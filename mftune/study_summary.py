@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .store import FINISHED, StudyStore, replay
+from .replay import replay
+from .store import FINISHED, StudyStore
 from .study import Study
 
 __all__ = ["export_csv", "study_summary"]

@@ -10,14 +10,9 @@ import pytest
 
 from mftune import IISE, Pulls
 from mftune.driver import Evaluator, Outcome, run
-from mftune.store import (
-    _LIVE_TOKENS,
-    RecordingEvaluator,
-    StudyMismatchError,
-    StudyStore,
-    new_worker_id,
-    replay,
-)
+from mftune.recording import RecordingEvaluator
+from mftune.replay import StudyMismatchError, replay
+from mftune.store import _LIVE_TOKENS, StudyStore, new_worker_id
 
 THETA = np.array([[0.2, 0.5, 0.45, 0.1, 0.6, 0.3],
                   [0.3, 0.55, 0.5, 0.2, 0.62, 0.35],
