@@ -13,6 +13,7 @@ from .policies import (  # noqa: E402
     Pulls,
     SuccessiveElimination,
 )
+from .script import report  # noqa: E402
 
 __all__ = [
     "IISE",
@@ -26,5 +27,6 @@ __all__ = [
     "RunResult",
     "SuccessiveElimination",
     "__version__",
+    "report",
     "run",
 ]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from . import (
     bench_iise,  # noqa: E402, F401
     demo,  # noqa: E402, F401
+    study_info,  # noqa: E402, F401
+    tune,  # noqa: E402, F401
 )
 from ._groups import bench, main
 
