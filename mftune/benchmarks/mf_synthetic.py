@@ -136,7 +136,8 @@ def run_one(function: str, method: str, capital_multiple: float, seed: int,
 
 def run_synthetic(functions: Sequence[str] = FUNCTIONS, methods: Sequence[str] = tuple(METHODS),
                   runs: int = 20, capital_multiple: float = 50.0, seed: int = 0,
-                  n_jobs: int = 1, noise_std: float = 0.0) -> list[SyntheticRun]:
+                  n_jobs: int = 1, noise_std: float = 0.0,
+                  verbose: int = 0) -> list[SyntheticRun]:
     """All (function, method, run) combinations, in parallel over processes.
 
     DiRect is deterministic, so it runs once per function.
@@ -150,8 +151,15 @@ def run_synthetic(functions: Sequence[str] = FUNCTIONS, methods: Sequence[str] =
     jobs = [(f, m, capital_multiple, seed + r, noise_std)
             for f in functions for m in methods
             for r in range(1 if (m == "direct" and noise_std == 0) else runs)]
-    # longest first: the GP methods on the high-dimensional functions
-    return Parallel(n_jobs=n_jobs)(delayed(run_one)(*job) for job in jobs)
+    # longest first (multi-fidelity GP methods, many fidelities) for load balance
+    heavy = {"mf-gp-ucb": 0, "mf-naive": 1}
+    order = sorted(range(len(jobs)), key=lambda i: (heavy.get(jobs[i][1], 2),
+                                                    -get_mf_function(jobs[i][0]).n_fidelities))
+    done = Parallel(n_jobs=n_jobs, verbose=verbose)(delayed(run_one)(*jobs[i]) for i in order)
+    out: list[SyntheticRun] = [None] * len(jobs)  # type: ignore[list-item]
+    for i, rec in zip(order, done, strict=True):
+        out[i] = rec
+    return out
 
 
 def regret_summary(records: Sequence[SyntheticRun], fractions=(0.25, 0.5, 0.75, 1.0)):

@@ -109,7 +109,7 @@ def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n
     meths = parse_list(methods, SYN_METHODS, "--methods")
     fractions = (0.25, 0.5, 0.75, 1.0)
     start = time.perf_counter()
-    records = run_synthetic(fns, meths, runs, capital_multiple, seed, n_jobs, noise)
+    records = run_synthetic(fns, meths, runs, capital_multiple, seed, n_jobs, noise, verbose=5)
     wall = time.perf_counter() - start
     click.echo(f"MF-GP-UCB synthetic benchmark — {runs} runs, capital = {capital_multiple:g} "
                f"× λ^(M), noise sd {noise:g}, seed {seed}")
@@ -133,3 +133,75 @@ def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n
                         "extra": r.extra} for r in records], fh)
     if plot_path:
         _plot(records, fractions, plot_path, hist)
+
+
+def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, unit):
+    from ..benchmarks.task_bench import grid_reference, run_task, time_to_quality
+
+    click.echo(f"task: {task.name}; fidelities {task.fidelities}; data: "
+               f"{getattr(task, 'data_source', 'synthetic (RECON)')}")
+    ref = grid_reference(task, grid, key)
+    target = ref["best_score"] - tolerance
+    click.echo(f"dense-grid reference: {ref['n_points']} points ({grid} per dimension, log "
+               f"scale) at the top fidelity, best {ref['best_score'] * scale:.3f}{unit} at "
+               f"{ref['best_config']} ({ref['seconds']:.0f} s); target = best - "
+               f"{tolerance * scale:g}{unit}")
+    top = task.n_fidelities - 1
+    head = (f"{'method':<10} {'median time-to-target (s)':>26} {'reached':>8} "
+            f"{'median best (top fid.)':>23} {'decision s':>11} {'evals lo/top':>13}")
+    rows = [head, "-" * len(head)]
+    per_seed = {m: [] for m in methods}
+    for seed in range(seeds):
+        for m in methods:  # interleaved, so load changes hit both methods alike
+            rec = run_task(task, m, time_budget, seed, target)
+            per_seed[m].append(rec)
+    for m, recs in per_seed.items():
+        ttq = np.array([time_to_quality(r, target, top) for r in recs])
+        best = [r.scores[r.fidelities == top].max() if np.any(r.fidelities == top) else np.nan
+                for r in recs]
+        lo = np.median([np.sum(r.fidelities < top) for r in recs])
+        hi = np.median([np.sum(r.fidelities == top) for r in recs])
+        rows.append(f"{m:<10} {np.median(ttq):>26.1f} {np.isfinite(ttq).sum():>5}/{len(recs)} "
+                    f"{np.nanmedian(best) * scale:>22.3f}{unit} "
+                    f"{np.median([r.decision_seconds for r in recs]):>11.2f} "
+                    f"{lo:>6.0f}/{hi:<6.0f}")
+        rows.append(f"{'':<10} per seed: " + ", ".join(f"{t:.1f}" for t in ttq))
+    click.echo("\n".join(rows))
+
+
+@bench.command("svm-magic")
+@click.option("--seeds", default=5, show_default=True, type=click.IntRange(min=1))
+@click.option("--methods", default="mf-gp-ucb,gp-ucb", show_default=True,
+              help="Comma-separated subset of mf-gp-ucb, gp-ucb, random.")
+@click.option("--time-budget", default=120.0, show_default=True, type=float,
+              help="Elapsed seconds (evaluations + decisions) per run.")
+@click.option("--tolerance", default=0.5, show_default=True, type=float,
+              help="Accuracy points below the grid's best that count as reached.")
+@click.option("--grid", default=12, show_default=True, type=click.IntRange(min=2),
+              help="Grid points per dimension of the reference (cached).")
+def svm_magic(seeds, methods, time_budget, tolerance, grid):
+    """Time for MF-GP-UCB and GP-UCB to come within --tolerance accuracy points of the
+    dense-grid best 5-fold CV accuracy (RBF-SVM, MAGIC, 500/2000 rows)."""
+    from ..benchmarks.tasks import SVMMagic
+
+    task = SVMMagic()
+    key = "svm-magic" if task.data_source.startswith("MAGIC") else "svm-substitute"
+    meths = parse_list(methods, ("mf-gp-ucb", "gp-ucb", "random"), "--methods")
+    _task_bench(task, key, meths, seeds, time_budget, tolerance / 100, grid, 100, " %")
+
+
+@bench.command("kde")
+@click.option("--seeds", default=5, show_default=True, type=click.IntRange(min=1))
+@click.option("--methods", default="mf-gp-ucb,gp-ucb", show_default=True,
+              help="Comma-separated subset of mf-gp-ucb, gp-ucb, random.")
+@click.option("--time-budget", default=30.0, show_default=True, type=float)
+@click.option("--tolerance", default=0.005, show_default=True, type=float,
+              help="Mean log-likelihood below the grid's best that counts as reached.")
+@click.option("--grid", default=100, show_default=True, type=click.IntRange(min=2))
+def kde(seeds, methods, time_budget, tolerance, grid):
+    """Time to come within --tolerance of the grid's best CV log-likelihood of a 1-D KDE
+    bandwidth (300 / 3000 points)."""
+    from ..benchmarks.tasks import KDEBandwidth
+
+    meths = parse_list(methods, ("mf-gp-ucb", "gp-ucb", "random"), "--methods")
+    _task_bench(KDEBandwidth(), "kde", meths, seeds, time_budget, tolerance, grid, 1, "")

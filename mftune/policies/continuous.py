@@ -212,10 +212,11 @@ class ContinuousPolicy(ABC):
     def _propose(self) -> tuple[np.ndarray | None, np.ndarray]:
         """Return ``(points (n, d), fidelities (n,))`` to ask now (``None``: wait)."""
 
-    def _after_tell(self, pulls: Pulls, rewards: np.ndarray, costs: np.ndarray) -> None:
+    def _after_tell(self, pulls: Pulls, rewards: np.ndarray,  # noqa: B027
+                    costs: np.ndarray) -> None:
         """Update the decision state once the history holds the new rewards."""
 
-    def _after_cancel(self, pulls: Pulls) -> None:
+    def _after_cancel(self, pulls: Pulls) -> None:  # noqa: B027
         """React to cancelled pulls (default: nothing; they are not re-asked)."""
 
     def _summary_extra(self) -> dict:

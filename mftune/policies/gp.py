@@ -208,7 +208,7 @@ def init_design(n: int, n_dims: int, rng: np.random.Generator, method: str = "km
 
 def maximise_acquisition(fun, n_dims: int, rng: np.random.Generator, *,
                          method: str = "lbfgsb", n_candidates: int | None = None,
-                         n_starts: int = 3, maxfun: int | None = None,
+                         n_starts: int = 2, maxfun: int | None = None,
                          extra_candidates=None) -> tuple[np.ndarray, float]:
     """Maximise a vectorised acquisition ``fun((n, d)) -> (n,)`` over ``[0, 1]^d``.
 
@@ -226,8 +226,8 @@ def maximise_acquisition(fun, n_dims: int, rng: np.random.Generator, *,
         ``"direct"``: ``scipy.optimize.direct`` with ``maxfun`` evaluations
         (the authors' optimiser [code]; one point per call, slower in Python).
     n_candidates : int, optional
-        Default ``min(2000, 500 + 100 d)``.
-    n_starts : int, default=3
+        Default ``min(1000, 200 + 100 d)``.
+    n_starts : int, default=2
     maxfun : int, optional
         Evaluation cap for DiRect (default ``500 d``) and iteration cap per
         L-BFGS-B start (default 15).
@@ -246,7 +246,7 @@ def maximise_acquisition(fun, n_dims: int, rng: np.random.Generator, *,
         return np.clip(res.x, 0.0, 1.0), -float(res.fun)
     if method != "lbfgsb":
         raise ValueError(f"method must be one of 'lbfgsb', 'direct'; got {method!r}")
-    n_cand = int(n_candidates or min(2000, 500 + 100 * d))
+    n_cand = int(n_candidates or min(1000, 200 + 100 * d))
     cands = rng.random((n_cand, d))
     if extra_candidates is not None and len(extra_candidates):
         cands = np.vstack([cands, np.asarray(extra_candidates, dtype=float)])

@@ -38,7 +38,7 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
     refit_every : int, default=25
     acq_method : {"lbfgsb", "direct"}, default="lbfgsb"
     n_candidates : int, optional
-    n_starts : int, default=3
+    n_starts : int, default=2
     random_state : int, Generator or None
     """
 
@@ -47,7 +47,7 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
                  kernel: str = "rbf", prior_mean: str = "mean",
                  noise_variance: float | None = None, refit_every: int = 25,
                  acq_method: str = "lbfgsb", n_candidates: int | None = None,
-                 n_starts: int = 3, random_state=None):
+                 n_starts: int = 2, random_state=None):
         super().__init__(n_dims, costs, capital, random_state)
         self.fidelity = (self.n_fidelities - 1 if fidelity is None
                          else self._check_fidelity(fidelity))

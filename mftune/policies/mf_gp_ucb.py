@@ -87,7 +87,7 @@ class MFGPUCB(ContinuousPolicy):
         Acquisition maximiser (:func:`mftune.policies.gp.maximise_acquisition`).
     n_candidates : int, optional
         Random candidates of the ``"lbfgsb"`` maximiser.
-    n_starts : int, default=3
+    n_starts : int, default=2
         L-BFGS-B starts.
     random_state : int, Generator or None
 
@@ -110,7 +110,7 @@ class MFGPUCB(ContinuousPolicy):
                  prior_mean: str = "mean", noise_variance: float | None = None,
                  refit_every: int = 25, n_init: tuple[int, int] | None = None,
                  init_method: str = "kmeans", acq_method: str = "lbfgsb",
-                 n_candidates: int | None = None, n_starts: int = 3, random_state=None):
+                 n_candidates: int | None = None, n_starts: int = 2, random_state=None):
         super().__init__(n_dims, costs, capital, random_state)
         M = self.n_fidelities
         if M < 2:
