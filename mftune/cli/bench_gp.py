@@ -205,3 +205,33 @@ def kde(seeds, methods, time_budget, tolerance, grid):
 
     meths = parse_list(methods, ("mf-gp-ucb", "gp-ucb", "random"), "--methods")
     _task_bench(KDEBandwidth(), "kde", meths, seeds, time_budget, tolerance, grid, 1, "")
+
+
+@bench.command("mfgpucb-overhead")
+@click.option("--function", "function", default="borehole", show_default=True,
+              type=click.Choice(SYN_FUNCTIONS))
+@click.option("--n-obs", default=200, show_default=True, type=click.IntRange(min=20))
+@click.option("--steps", default=20, show_default=True, type=click.IntRange(min=3))
+@click.option("--seed", default=0, show_default=True, type=int)
+def mfgpucb_overhead(function, n_obs, steps, seed):
+    """Seconds per MF-GP-UCB (and GP-UCB) decision with --n-obs observations, BLAS on 1 thread.
+
+    A step is ask (acquisition maximisation) + tell (posterior refresh; every
+    25th a marginal-likelihood refit, which shows in the max column).
+    """
+    from ..benchmarks.gp_overhead import measure_overhead
+
+    res = measure_overhead(function, n_obs, min(50, n_obs // 4), steps, seed)
+    click.echo(f"decision overhead on {function} (d = {res['n_dims']}), starting from "
+               f"{n_obs} observations, {steps} timed steps")
+    head = (f"{'method':<10} {'median step':>12} {'10%':>8} {'90%':>8} {'max':>8} "
+            f"{'median ask':>11} {'median tell':>12} {'obs at end':>11}")
+    click.echo(head)
+    click.echo("-" * len(head))
+    for m in ("mf-gp-ucb", "gp-ucb"):
+        r = res[m]
+        click.echo(f"{m:<10} {r['median_step']:>11.3f}s {r['q10_step']:>7.3f}s "
+                   f"{r['q90_step']:>7.3f}s {r['max_step']:>7.3f}s {r['median_ask']:>10.3f}s "
+                   f"{r['median_tell']:>11.3f}s {r['n_obs_end']:>11d}")
+    ratio = res["mf-gp-ucb"]["median_step"] / res["gp-ucb"]["median_step"]
+    click.echo(f"ratio MF-GP-UCB / GP-UCB (same run): {ratio:.2f}")

@@ -1,5 +1,7 @@
 """Gaussian-process building blocks shared by the GP policies.
 
+scikit-learn is imported lazily, so ``import mftune`` stays light.
+
 * :class:`FidelityGP` — one scikit-learn ``GaussianProcessRegressor`` on one
   fidelity's data: isotropic SE (RBF) or Matérn kernel, hyper-parameters by
   marginal likelihood when :meth:`FidelityGP.fit` is called with
@@ -22,10 +24,6 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.optimize import direct, minimize
 from scipy.stats import qmc
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.gaussian_process.kernels import RBF, Matern
-from sklearn.gaussian_process.kernels import ConstantKernel as C
 
 __all__ = ["FidelityGP", "init_design", "maximise_acquisition", "single_threaded_blas"]
 
@@ -102,9 +100,12 @@ class FidelityGP:
         self.alpha_ = 1e-6
         self.prior_ = 0.0
         self.n_obs_ = 0
-        self.gpr_: GaussianProcessRegressor | None = None
+        self.gpr_ = None  # sklearn GaussianProcessRegressor once fitted
 
     def _make_kernel(self, amplitude, length_scale, amp_bounds="fixed", ls_bounds="fixed"):
+        from sklearn.gaussian_process.kernels import RBF, Matern
+        from sklearn.gaussian_process.kernels import ConstantKernel as C
+
         if self.kernel == "rbf":
             base = RBF(length_scale, length_scale_bounds=ls_bounds)
         else:
@@ -134,6 +135,9 @@ class FidelityGP:
         ``[1e-2, 10]·sqrt(d)``); the posterior then uses the learnt kernel
         with the prior mean chosen by ``prior_mean``.
         """
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.gaussian_process import GaussianProcessRegressor
+
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
         self.n_obs_ = y.size
