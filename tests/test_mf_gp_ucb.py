@@ -113,7 +113,7 @@ def test_gamma_grows_after_lambda_ratio_low_fidelity_iterations():
         record.append((int(pulls.fidelities[-1]), policy.gamma_.copy()
                        if policy.gamma_ is not None else None))
 
-    pol = drive(MFGPUCB(3, fn.costs, capital=2000.0, random_state=0), fn, on_tell=watch)
+    pol = drive(MFGPUCB(3, fn.costs, capital=800.0, random_state=0), fn, on_tell=watch)
     changes = 0
     for k in range(2, len(record)):
         prev, cur = record[k - 1][1], record[k][1]
