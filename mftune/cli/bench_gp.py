@@ -211,7 +211,7 @@ def kde(seeds, methods, time_budget, tolerance, grid):
 @click.option("--function", "function", default="borehole", show_default=True,
               type=click.Choice(SYN_FUNCTIONS))
 @click.option("--n-obs", default=200, show_default=True, type=click.IntRange(min=20))
-@click.option("--steps", default=20, show_default=True, type=click.IntRange(min=3))
+@click.option("--steps", default=30, show_default=True, type=click.IntRange(min=3))
 @click.option("--seed", default=0, show_default=True, type=int)
 def mfgpucb_overhead(function, n_obs, steps, seed):
     """Seconds per MF-GP-UCB (and GP-UCB) decision with --n-obs observations, BLAS on 1 thread.
