@@ -135,7 +135,7 @@ def run_one(function: str, method: str, capital_multiple: float, seed: int,
 
 
 def run_synthetic(functions: Sequence[str] = FUNCTIONS, methods: Sequence[str] = tuple(METHODS),
-                  runs: int = 20, capital_multiple: float = 50.0, seed: int = 0,
+                  runs: int = 20, capital_multiple: float = 25.0, seed: int = 0,
                   n_jobs: int = 1, noise_std: float = 0.0,
                   verbose: int = 0) -> list[SyntheticRun]:
     """All (function, method, run) combinations, in parallel over processes.

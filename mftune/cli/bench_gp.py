@@ -78,7 +78,7 @@ def _plot(records, fractions, path, histogram):
               help="Comma-separated subset of " + ", ".join(SYN_METHODS) + ".")
 @click.option("--runs", default=20, show_default=True, type=click.IntRange(min=1),
               help="Independent runs per (function, method); DiRect runs once.")
-@click.option("--capital-multiple", "capital_multiple", default=50.0, show_default=True,
+@click.option("--capital-multiple", "capital_multiple", default=25.0, show_default=True,
               type=click.FloatRange(min=11.0),
               help="Capital Λ = K · λ^(M) (the top fidelity's cost).")
 @click.option("--noise", default=0.0, show_default=True, type=click.FloatRange(min=0.0),
@@ -173,7 +173,7 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(min=1))
 @click.option("--methods", default="mf-gp-ucb,gp-ucb", show_default=True,
               help="Comma-separated subset of mf-gp-ucb, gp-ucb, random.")
-@click.option("--time-budget", default=120.0, show_default=True, type=float,
+@click.option("--time-budget", default=150.0, show_default=True, type=float,
               help="Elapsed seconds (evaluations + decisions) per run.")
 @click.option("--tolerance", default=0.5, show_default=True, type=float,
               help="Accuracy points below the grid's best that count as reached.")
