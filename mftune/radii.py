@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["hoeffding_radius", "iise_radius", "lucb_radius", "iise_phase_length"]
+__all__ = [
+    "gp_ucb_beta",
+    "hoeffding_radius",
+    "iise_phase_length",
+    "iise_radius",
+    "lucb_radius",
+]
 
 
 def _counts(n) -> np.ndarray:
@@ -107,3 +113,41 @@ def iise_phase_length(threshold: float, delta: float, sigma2: float = 1.0) -> fl
         else:
             hi = mid
     return float(hi)
+
+
+def gp_ucb_beta(t, n_dims: int, kind: str = "practical", delta: float = 0.05,
+                n_fidelities: int = 1):
+    """GP-UCB / MF-GP-UCB exploration weight ``β_t`` (the UCB is ``µ + β_t^{1/2} σ``).
+
+    ``kind="practical"``: ``β_t = 0.2 · d · log(2 d t)``, what the MF-GP-UCB
+    authors run [code, acqMFGPUCB.m; ALGORITHMS.md 4.1]. ``kind="theory"``:
+    Srinivas et al. (2010), Theorem 2, for a compact ``[0, 1]^d`` domain with
+    the kernel-derivative constants ``a = b = 1`` and ``δ`` split over the
+    ``M`` fidelities as in Kandasamy et al. (2016), Theorem 3:
+    ``β_t = 2 log(2 M π² t² / (3 δ)) + 2 d log(t² d sqrt(log(4 d M / δ)))``
+    [paper; the constants are ours, the growth ``d log(t/δ)`` is the paper's].
+
+    Parameters
+    ----------
+    t : int or array-like of int
+        Iteration index, ``t >= 1``.
+    n_dims : int
+        Dimension ``d``.
+    kind : {"practical", "theory"}
+    delta : float, default=0.05
+        Failure probability (theory form only).
+    n_fidelities : int, default=1
+        ``M`` (theory form only).
+    """
+    t = np.maximum(_counts(t), 1.0)
+    d = float(n_dims)
+    if kind == "practical":
+        return 0.2 * d * np.log(2.0 * d * t)
+    if kind == "theory":
+        if not 0 < delta < 1:
+            raise ValueError(f"delta must lie in (0, 1); got {delta!r}")
+        m = float(n_fidelities)
+        return 2.0 * np.log(2.0 * m * np.pi**2 * t**2 / (3.0 * delta)) + 2.0 * d * np.log(
+            t**2 * d * np.sqrt(np.log(4.0 * d * m / delta))
+        )
+    raise ValueError(f"kind must be one of 'practical', 'theory'; got {kind!r}")

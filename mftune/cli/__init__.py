@@ -8,6 +8,7 @@ from __future__ import annotations
 
 # Registration imports (each adds commands to ``main`` or ``bench``).
 from . import (
+    bench_gp,  # noqa: E402, F401
     bench_iise,  # noqa: E402, F401
     demo,  # noqa: E402, F401
     study_info,  # noqa: E402, F401
