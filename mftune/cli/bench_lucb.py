@@ -108,8 +108,8 @@ def lucb_table3(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, ti
                            for c in row)
             click.echo(f"{LABEL[proc]:<18}{ours}")
         click.echo("(paper values in parentheses)")
-        click.echo(f"wrong answers per cell (out of {runs}; δ-rate bound {bound} = 0.999 binomial quantile):"
-                   )
+        click.echo(f"wrong answers per cell (out of {runs}; δ-rate bound {bound} = 0.999 "
+                   "binomial quantile):")
         for proc in chosen:
             errs = " ".join(f"{c.n_errors:>4}" for c in cells if c.procedure == proc)
             click.echo(f"  {LABEL[proc]:<18}{errs}")

@@ -79,8 +79,8 @@ def mfucb_figure2(runs, seed, n_jobs, policies, problems, n_capitals, rho, as_js
             click.echo("  Kandasamy regret (Λµ* − Σλµ), mean ± sd:")
             click.echo(f"  {'capital':>10}" + "".join(f"{r.policy:>22}" for r in rows))
             for g, cap in enumerate(rows[0].capitals):
-                vals = "".join(f"{r.kandasamy[:, g].mean():>13.0f} ± {r.kandasamy[:, g].std(ddof=1):<6.0f}"
-                               for r in rows)
+                vals = "".join(f"{r.kandasamy[:, g].mean():>13.0f} ± "
+                               f"{r.kandasamy[:, g].std(ddof=1):<6.0f}" for r in rows)
                 click.echo(f"  {cap:>10.0f}{vals}")
             last = {r.policy: r for r in rows}
             click.echo("  Wang regret ((Λ/λ1)µ* − Σµ) at the largest capital: " + ", ".join(
