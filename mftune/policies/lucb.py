@@ -202,8 +202,8 @@ def round_mask(procedure, sums, counts, t, ell, u, fixed, commit, zeta, costs, d
     n = counts[rows, :, arms]  # (R, 2, M)
     s = sums[rows, :, arms]
     return round_fidelities(procedure, (counts.shape[0], counts.shape[1]), n, _means(s, n),
-                            inverse_sqrt_counts(n), lucb_radius_scale(t, delta, L), fixed[rows, arms],
-                            commit[rows, arms], zeta, costs, mu1, mu2)
+                            inverse_sqrt_counts(n), lucb_radius_scale(t, delta, L),
+                            fixed[rows, arms], commit[rows, arms], zeta, costs, mu1, mu2)
 
 
 def explore_b_commit(sums, counts, pulled, ell, fixed, commit, zeta, costs, delta, L, mu1, mu2):

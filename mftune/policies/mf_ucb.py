@@ -115,7 +115,7 @@ class MFUCB(Policy):
         return self._scale
 
     def _radius(self, w: np.ndarray) -> np.ndarray:
-        """``ψ^{-1}(ρ log t / T)`` from ``w = 1/sqrt(T)``; ``+inf`` where ``T = 0`` (also at t = 1)."""
+        """``ψ^{-1}(ρ log t / T)`` from ``w = 1/sqrt(T)``; ``inf`` where ``T = 0`` (even t = 1)."""
         s = self._bonus_scale()
         if s > 0:
             return s * w
