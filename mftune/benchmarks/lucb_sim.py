@@ -69,7 +69,7 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
                         delta=0.1, mu1_tilde=None, mu2_tilde=None, L=None,
                         t_convention="pulls", ties="index", clip=True, random_states=None,
                         run_offset: int = 0, max_pulls: int = 10**8,
-                        buffer: int = 8192) -> LUCBBatchResult:
+                        buffer: int = 8192, committed=None) -> LUCBBatchResult:
     """Run ``n_runs`` independent LUCB trials on a Bernoulli bandit, vectorised over runs.
 
     Parameters
@@ -90,6 +90,10 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
         Safety cap per run.
     buffer : int
         Uniforms drawn per run and refill.
+    committed : array-like of int, shape (K,), optional
+        With ``procedure="B"``: start every arm committed to this (0-based)
+        fidelity — an oracle allocation for diagnostics (e.g. the true
+        optimal fidelities ``m*_k``), not an algorithm of the paper.
 
     Returns
     -------
@@ -123,6 +127,14 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
     hi, lo, w = stat_arrays(sums, counts, zeta)
     fixed = np.zeros((R, K), dtype=bool)
     commit = np.zeros((R, K), dtype=np.int64)
+    if committed is not None:
+        if procedure != "B":
+            raise ValueError("committed is only meaningful with procedure='B'")
+        committed = np.asarray(committed, dtype=np.int64)
+        if committed.shape != (K,) or committed.min() < 0 or committed.max() >= M:
+            raise ValueError(f"committed must hold one fidelity in [0, {M - 1}] per arm")
+        fixed[:] = True
+        commit[:] = committed
     pulls = np.zeros(R, dtype=np.int64)
     rounds = np.zeros(R, dtype=np.int64)
     ids = np.arange(R)  # original run index of each live row
