@@ -140,8 +140,12 @@ def lucb_table3(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, ti
 @_common
 @click.option("--procedures", default="A,B", show_default=True,
               help="Comma-separated subset of " + ", ".join(PROCS) + ".")
+@click.option("--tables", default="1,2", show_default=True,
+              help="Instances: 1 (Table 1, Fig. 1a) and/or 2 (Table 2, Fig. 1b).")
+@click.option("--deltas", default=",".join(f"{d:g}" for d in FIGURE1_DELTAS), show_default=True,
+              help="Comma-separated confidence levels δ.")
 def lucb_figure1(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, ties,
-                 t_convention, procedures):
+                 t_convention, procedures, tables, deltas):
     """Figure 1 of Wang et al. (2023): Explore-A vs Explore-B, cost vs δ on Tables 1 and 2.
 
     The paper only plots the curves (Explore-A cheaper on Table 1, Explore-B
@@ -149,10 +153,18 @@ def lucb_figure1(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, t
     L = 4KM, t = pulls so far [RECON].
     """
     chosen = parse_list(procedures, PROCS, "--procedures")
+    which = parse_list(tables, ("1", "2"), "--tables")
+    try:
+        dlist = tuple(float(d) for d in deltas.split(",") if d.strip())
+    except ValueError as exc:
+        raise click.BadParameter(f"not a list of numbers: {deltas!r}", param_hint="--deltas") \
+            from exc
+    if not dlist or not all(0 < d < 1 for d in dlist):
+        raise click.BadParameter("each δ must lie in (0, 1)", param_hint="--deltas")
     if plot_file:
         _pyplot()
-    envs = [wang_table1(), wang_table2()]
-    tasks = [(env, proc, d, None) for env in envs for d in FIGURE1_DELTAS for proc in chosen]
+    envs = [{"1": wang_table1, "2": wang_table2}[w]() for w in ("1", "2") if w in which]
+    tasks = [(env, proc, d, None) for env in envs for d in dlist for proc in chosen]
     start = time.perf_counter()
     cells = run_lucb_cells(tasks, runs, seed, n_jobs, mu1_tilde=mu1_tilde, mu2_tilde=mu2_tilde,
                            ties=ties, t_convention=t_convention)
@@ -166,11 +178,12 @@ def lucb_figure1(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, t
                    f"trials; mu~1={mu1_tilde}, mu~2={mu2_tilde}; [RECON] Bernoulli, L=4KM, "
                    f"t={t_convention}, ties={ties}. Paper: curves only (A cheaper on Table 1, "
                    "B cheaper on Table 2).")
-        for env, expect in zip(envs, ("A", "B"), strict=True):
+        for env in envs:
+            expect = "A" if env.name == "wang-table1" else "B"
             click.echo(f"\n{env.name} (paper: Explore-{expect} cheaper)")
             click.echo(f"{'delta':>6}" + "".join(f"{LABEL[p]:>28}" for p in chosen)
                        + "   cheaper   errors")
-            for d in FIGURE1_DELTAS:
+            for d in dlist:
                 row = [c for c in cells if c.instance == env.name and c.delta == d]
                 vals = "".join(f"{c.mean_cost:>19.0f} ± {c.ci95:<6.0f}" for c in row)
                 best = min(row, key=lambda c: c.mean_cost).procedure
@@ -179,14 +192,14 @@ def lucb_figure1(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, t
         click.echo(f"\ntotal wall time: {wall:.1f} s")
     if plot_file:
         plt = _pyplot()
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for ax, env in zip(axes, envs, strict=True):
+        fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 4), squeeze=False)
+        for ax, env in zip(axes[0], envs, strict=True):
             for proc in chosen:
                 row = [c for c in cells if c.instance == env.name and c.procedure == proc]
                 mean = [c.mean_cost for c in row]
                 sd = [c.sd_cost for c in row]
-                ax.plot(FIGURE1_DELTAS, mean, marker="o", label=LABEL[proc])
-                ax.fill_between(FIGURE1_DELTAS, [m - s for m, s in zip(mean, sd, strict=True)],
+                ax.plot(dlist, mean, marker="o", label=LABEL[proc])
+                ax.fill_between(dlist, [m - s for m, s in zip(mean, sd, strict=True)],
                                 [m + s for m, s in zip(mean, sd, strict=True)], alpha=0.2)
             ax.set_xlabel("δ")
             ax.set_ylabel("cost complexity")
