@@ -185,6 +185,7 @@ def test_instances():
         ({"procedure": "C", "ties": "first"}, "ties"),
         ({"procedure": "C", "t_convention": "steps"}, "t_convention"),
         ({"procedure": "C", "L": -1.0}, "L"),
+        ({"procedure": "C", "fucb_bonus": -1.0}, "fucb_bonus"),
     ],
 )
 def test_invalid_input_names_argument(kwargs, match):
@@ -199,6 +200,21 @@ def test_invalid_zeta_and_costs():
         MultiFidelityLUCB(4, [1, 2, 4], [0.1, 0.3, 0.0], procedure="C")
     with pytest.raises(ValueError, match="costs"):
         MultiFidelityLUCB(4, [2, 1, 4], [0.3, 0.1, 0.0], procedure="C")
+
+
+def test_vectorised_diagnostics_match_policy():
+    """f-UCB bonus scaling and an oracle commitment give the same runs on both paths."""
+    env = wang_table1()
+    batch = simulate_lucb_batch(env, 2, 3, procedure="A", delta=0.2, fucb_bonus=0.3,
+                                max_pulls=2000, **MU)
+    pol = MultiFidelityLUCB(env.n_arms, env.costs, env.xi, 0.2, "A", fucb_bonus=0.3, **MU)
+    run(pol, BanditEvaluator(env, np.random.default_rng([3, 1])), max_pulls=2000)
+    assert np.array_equal(pol.stats.counts, batch.pulls[1])
+    oracle = simulate_lucb_batch(env, 2, 3, procedure="B", delta=0.2, committed=[2, 0, 0, 0, 0],
+                                 max_pulls=2000, **MU)
+    assert oracle.pulls[:, 1:, 0].sum() == 0 and oracle.pulls[:, 1:, 1:].sum() == 0
+    with pytest.raises(ValueError, match="committed"):
+        simulate_lucb_batch(env, 2, procedure="C", committed=[0] * 5)
 
 
 def test_batch_simulator_rejects_non_bernoulli():

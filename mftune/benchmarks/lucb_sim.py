@@ -67,7 +67,8 @@ class LUCBBatchResult:
 
 def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, procedure="A",
                         delta=0.1, mu1_tilde=None, mu2_tilde=None, L=None,
-                        t_convention="pulls", ties="index", clip=True, random_states=None,
+                        t_convention="pulls", ties="index", clip=True, fucb_bonus=1.0,
+                        random_states=None,
                         run_offset: int = 0, max_pulls: int = 10**8,
                         buffer: int = 8192, committed=None) -> LUCBBatchResult:
     """Run ``n_runs`` independent LUCB trials on a Bernoulli bandit, vectorised over runs.
@@ -78,7 +79,7 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
     n_runs : int
     seed : int, default=0
         Run ``r`` draws rewards from ``default_rng([seed, run_offset + r])``.
-    procedure, delta, mu1_tilde, mu2_tilde, L, t_convention, ties, clip
+    procedure, delta, mu1_tilde, mu2_tilde, L, t_convention, ties, clip, fucb_bonus
         As in :class:`~mftune.policies.lucb.MultiFidelityLUCB` (``zeta`` is
         ``env.xi``).
     random_states : sequence, optional
@@ -111,7 +112,7 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
         random_states = [[int(seed), run_offset + r, 1] for r in range(R)]
     # One reference policy validates the arguments and provides the constants.
     ref = MultiFidelityLUCB(K, env.costs, env.xi, delta, procedure, mu1_tilde, mu2_tilde, L,
-                            t_convention, ties, clip, random_state=random_states[0])
+                            t_convention, ties, clip, fucb_bonus, random_state=random_states[0])
     zeta, costs, L, mu1, mu2 = ref.zeta, ref.costs, ref.L, *ref._mu()
     if ties == "random":
         priority = np.stack([np.random.default_rng(rs).permutation(K) for rs in random_states])
@@ -183,7 +184,7 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
             mean2 = sf[lin].reshape(n_live, 2, M) / np.maximum(n2, 1)
             mask = round_fidelities(procedure, (n_live, M), n2, mean2,
                                     w.reshape(-1)[lin].reshape(n_live, 2, M), scale_of(),
-                                    None, None, zeta, costs, mu1, mu2)
+                                    None, None, zeta, costs, mu1, mu2, ref.fucb_bonus)
         else:
             a2 = arms[:, ::M]
             mask = round_fidelities(procedure, (n_live, M), None, None, None, None,

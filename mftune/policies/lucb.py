@@ -162,13 +162,15 @@ def ancillary_gaps(mean, zeta, is_leader, mu1, mu2):
 _LEAD = np.array([False, True])  # batch order: u first, then ℓ
 
 
-def round_fidelities(procedure, shape, n, mean, w, scale, fixed2, commit2, zeta, costs, mu1, mu2):
+def round_fidelities(procedure, shape, n, mean, w, scale, fixed2, commit2, zeta, costs, mu1, mu2,
+                     bonus=1.0):
     """Pulls of one round as a boolean mask of shape ``(R, 2, M)``: arm ``u`` then arm ``ℓ``.
 
     ``n``, ``mean`` and ``w`` are the two arms' per-fidelity counts, means and
     ``1/sqrt(N)``, shape ``(R, 2, M)``; ``fixed2``/``commit2`` their EXPLORE-B
     state, shape ``(R, 2)``; ``shape`` is ``(R, M)``. Arguments a procedure
-    does not use may be ``None``.
+    does not use may be ``None``. ``bonus`` scales EXPLORE-A's exploration term
+    (1 = the paper).
     """
     R, M = shape
     mask = np.zeros((R, 2, M), dtype=bool)
@@ -187,15 +189,15 @@ def round_fidelities(procedure, shape, n, mean, w, scale, fixed2, commit2, zeta,
         gaps = ancillary_gaps(mean, zeta, _LEAD[None, :], mu1, mu2)
         total = n.sum(axis=2, keepdims=True)
         with np.errstate(divide="ignore", invalid="ignore"):
-            bonus = np.sqrt(2.0 * np.log(np.maximum(total, 1)) / (costs * n))
-        f_ucb = np.where(n > 0, gaps / np.sqrt(costs) + bonus, np.inf)
+            explore = np.sqrt(2.0 * np.log(np.maximum(total, 1)) / (costs * n))
+        f_ucb = np.where(n > 0, gaps / np.sqrt(costs) + bonus * explore, np.inf)
         m = np.argmax(f_ucb, axis=2)
     np.put_along_axis(mask, m[:, :, None], True, axis=2)
     return mask
 
 
 def round_mask(procedure, sums, counts, t, ell, u, fixed, commit, zeta, costs, delta, L,
-               mu1, mu2):
+               mu1, mu2, bonus=1.0):
     """:func:`round_fidelities` from full statistics ``(R, M, K)`` (the policy's path)."""
     rows = np.arange(counts.shape[0])[:, None]
     arms = np.stack([u, ell], axis=1)  # (R, 2)
@@ -203,7 +205,8 @@ def round_mask(procedure, sums, counts, t, ell, u, fixed, commit, zeta, costs, d
     s = sums[rows, :, arms]
     return round_fidelities(procedure, (counts.shape[0], counts.shape[1]), n, _means(s, n),
                             inverse_sqrt_counts(n), lucb_radius_scale(t, delta, L),
-                            fixed[rows, arms], commit[rows, arms], zeta, costs, mu1, mu2)
+                            fixed[rows, arms], commit[rows, arms], zeta, costs, mu1, mu2,
+                            bonus)
 
 
 def explore_b_commit(sums, counts, pulled, ell, fixed, commit, zeta, costs, delta, L, mu1, mu2):
@@ -259,13 +262,16 @@ class MultiFidelityLUCB(Policy):
         How equal upper bounds are ordered (see module docstring).
     clip : bool, default=True
         Clip ``UCB <= 1`` and ``LCB >= 0`` (rewards in [0, 1]).
+    fucb_bonus : float, default=1.0
+        Multiplier of EXPLORE-A's exploration term ``sqrt(2 log N_k / (λ N^(m)_k))``;
+        1 is the paper's f-UCB (other values are for diagnostics only).
     random_state : int, Generator or None
         Seeds the random tie-break order.
     """
 
     def __init__(self, n_arms, costs, zeta, delta=0.1, procedure="A", mu1_tilde=None,
                  mu2_tilde=None, L=None, t_convention="pulls", ties="index", clip=True,
-                 random_state=None):
+                 fucb_bonus=1.0, random_state=None):
         costs = check_costs(costs)
         super().__init__(n_arms, costs.size, random_state)
         self.costs = costs
@@ -287,6 +293,7 @@ class MultiFidelityLUCB(Policy):
             raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
         self.ties = ties
         self.clip = bool(clip)
+        self.fucb_bonus = check_positive(fucb_bonus, "fucb_bonus", strict=False)
         self.priority = (np.arange(self.n_arms) if ties == "index"
                          else self.rng_.permutation(self.n_arms))
         self.fixed = np.zeros(self.n_arms, dtype=bool)
@@ -334,7 +341,7 @@ class MultiFidelityLUCB(Policy):
         mask = round_mask(self.procedure, self.stats.sums[None], self.stats.counts[None],
                           self._t(), np.array([self.ell_]), np.array([self.u_]),
                           self.fixed[None], self.commit[None], self.zeta, self.costs,
-                          self.delta, self.L, mu1, mu2)[0]
+                          self.delta, self.L, mu1, mu2, self.fucb_bonus)[0]
         j, m = np.nonzero(mask)
         arms = np.array([self.u_, self.ell_])[j]
         self._round_arms = (self.ell_, self.u_)
