@@ -190,7 +190,7 @@ def round_fidelities(procedure, shape, n, mean, w, scale, fixed2, commit2, zeta,
         total = n.sum(axis=2, keepdims=True)
         with np.errstate(divide="ignore", invalid="ignore"):
             explore = np.sqrt(2.0 * np.log(np.maximum(total, 1)) / (costs * n))
-        f_ucb = np.where(n > 0, gaps / np.sqrt(costs) + bonus * explore, np.inf)
+            f_ucb = np.where(n > 0, gaps / np.sqrt(costs) + bonus * explore, np.inf)
         m = np.argmax(f_ucb, axis=2)
     np.put_along_axis(mask, m[:, :, None], True, axis=2)
     return mask
