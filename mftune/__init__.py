@@ -1,37 +1,76 @@
-"""mftune: hyperparameter tuning with multi-fidelity bandits."""
+"""mftune: hyperparameter tuning with multi-fidelity bandits.
+
+Public names are imported lazily (PEP 562), so ``import mftune`` stays cheap
+for training scripts that only call :func:`mftune.report`.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
 
-from .driver import Evaluator, Outcome, Outcomes, RunResult, run  # noqa: E402
-from .policies import (  # noqa: E402
-    IISE,
-    MFE,
-    IISEGamma,
-    Policy,
-    Pulls,
-    SuccessiveElimination,
-)
-from .space import Categorical, Integer, Real, Space  # noqa: E402
-from .tuner import MFTuner  # noqa: E402
+# name -> module that defines it
+_EXPORTS = {
+    "MFTuner": "mftune.tuner",
+    "Space": "mftune.space",
+    "Real": "mftune.space",
+    "Integer": "mftune.space",
+    "Categorical": "mftune.space",
+    "report": "mftune.script",
+    "run": "mftune.driver",
+    "Evaluator": "mftune.driver",
+    "Outcome": "mftune.driver",
+    "Outcomes": "mftune.driver",
+    "RunResult": "mftune.driver",
+    "Policy": "mftune.policies.base",
+    "Pulls": "mftune.policies.base",
+    "SuccessiveElimination": "mftune.policies.elimination",
+    "IISE": "mftune.policies.elimination",
+    "IISEGamma": "mftune.policies.elimination",
+    "MFE": "mftune.policies.elimination",
+    "MultiFidelityLUCB": "mftune.policies.lucb",
+    "MFUCB": "mftune.policies.mf_ucb",
+    "UCB": "mftune.policies.mf_ucb",
+    "UGapEb": "mftune.policies.ugape",
+    "UGapEc": "mftune.policies.ugape",
+    "MFGPUCB": "mftune.policies.mf_gp_ucb",
+    "GPUCB": "mftune.policies.gp_ucb",
+}
 
-__all__ = [
-    "Categorical",
-    "IISE",
-    "Integer",
-    "MFTuner",
-    "Real",
-    "Space",
-    "MFE",
-    "Evaluator",
-    "IISEGamma",
-    "Outcome",
-    "Outcomes",
-    "Policy",
-    "Pulls",
-    "RunResult",
-    "SuccessiveElimination",
-    "__version__",
-    "run",
-]
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mftune' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .driver import Evaluator, Outcome, Outcomes, RunResult, run  # noqa: F401
+    from .policies import (  # noqa: F401
+        GPUCB,
+        IISE,
+        MFE,
+        MFGPUCB,
+        MFUCB,
+        UCB,
+        IISEGamma,
+        MultiFidelityLUCB,
+        Policy,
+        Pulls,
+        SuccessiveElimination,
+        UGapEb,
+        UGapEc,
+    )
+    from .script import report  # noqa: F401
+    from .space import Categorical, Integer, Real, Space  # noqa: F401
+    from .tuner import MFTuner  # noqa: F401

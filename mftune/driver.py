@@ -131,6 +131,9 @@ class RunResult:
     wall_time : float
         Seconds spent in the loop (decisions and evaluations).
     summary : PolicySummary
+    cancelled : Pulls or None
+        The batch that Ctrl+C interrupted (cancelled in the policy, so it
+        will be asked again); ``None`` otherwise.
     """
 
     recommendation: int
@@ -140,6 +143,7 @@ class RunResult:
     total_cost: float
     wall_time: float
     summary: PolicySummary
+    cancelled: Pulls | None = None
 
     @property
     def completed(self) -> bool:
@@ -192,6 +196,8 @@ def run(
     spent = 0.0
     reason = "stopping-rule"
     start = time.perf_counter()
+    pulls = None  # the batch asked but not yet told
+    cancelled = None
     try:
         while not policy.done:
             if budget is not None and spent >= budget:
@@ -212,13 +218,18 @@ def run(
             pulls = _trim(pulls, policy, spent, budget, n_pulls, max_pulls)
             outcomes = evaluator.evaluate(pulls)
             policy.tell(pulls, outcomes.rewards, outcomes.costs)
-            n_pulls += len(pulls)
+            told, pulls = pulls, None
+            n_pulls += len(told)
             n_failed += outcomes.n_failed
             spent += float(outcomes.costs.sum())
             for cb in callbacks:
-                cb(pulls, outcomes, policy)
+                cb(told, outcomes, policy)
     except KeyboardInterrupt:
+        # Keep everything told so far; the interrupted batch may be asked again.
         reason = "interrupted"
+        if pulls is not None and len(pulls):
+            policy.cancel(pulls)
+            cancelled = pulls
     return RunResult(
         recommendation=int(policy.recommend()),
         stopping_reason=reason,
@@ -227,6 +238,7 @@ def run(
         total_cost=spent,
         wall_time=time.perf_counter() - start,
         summary=policy.summary(),
+        cancelled=cancelled,
     )
 
 

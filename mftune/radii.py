@@ -8,7 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["hoeffding_radius", "iise_radius", "lucb_radius", "iise_phase_length"]
+__all__ = [
+    "gp_ucb_beta",
+    "PSI_KINDS",
+    "hoeffding_radius",
+    "iise_phase_length",
+    "iise_radius",
+    "lucb_radius",
+    "inverse_sqrt_counts",
+    "lucb_radius_many",
+    "lucb_radius_scale",
+    "mf_ucb_radius",
+    "psi",
+    "psi_inverse",
+    "ugape_radius",
+]
 
 
 def _counts(n) -> np.ndarray:
@@ -107,3 +121,168 @@ def iise_phase_length(threshold: float, delta: float, sigma2: float = 1.0) -> fl
         else:
             hi = mid
     return float(hi)
+
+
+def gp_ucb_beta(t, n_dims: int, kind: str = "practical", delta: float = 0.05,
+                n_fidelities: int = 1):
+    """GP-UCB / MF-GP-UCB exploration weight ``β_t`` (the UCB is ``µ + β_t^{1/2} σ``).
+
+    ``kind="practical"``: ``β_t = 0.2 · d · log(2 d t)``, what the MF-GP-UCB
+    authors run [code, acqMFGPUCB.m; ALGORITHMS.md 4.1]. ``kind="theory"``:
+    Srinivas et al. (2010), Theorem 2, for a compact ``[0, 1]^d`` domain with
+    the kernel-derivative constants ``a = b = 1`` and ``δ`` split over the
+    ``M`` fidelities as in Kandasamy et al. (2016), Theorem 3:
+    ``β_t = 2 log(2 M π² t² / (3 δ)) + 2 d log(t² d sqrt(log(4 d M / δ)))``
+    [paper; the constants are ours, the growth ``d log(t/δ)`` is the paper's].
+
+    Parameters
+    ----------
+    t : int or array-like of int
+        Iteration index, ``t >= 1``.
+    n_dims : int
+        Dimension ``d``.
+    kind : {"practical", "theory"}
+    delta : float, default=0.05
+        Failure probability (theory form only).
+    n_fidelities : int, default=1
+        ``M`` (theory form only).
+    """
+    t = np.maximum(_counts(t), 1.0)
+    d = float(n_dims)
+    if kind == "practical":
+        return 0.2 * d * np.log(2.0 * d * t)
+    if kind == "theory":
+        if not 0 < delta < 1:
+            raise ValueError(f"delta must lie in (0, 1); got {delta!r}")
+        m = float(n_fidelities)
+        return 2.0 * np.log(2.0 * m * np.pi**2 * t**2 / (3.0 * delta)) + 2.0 * d * np.log(
+            t**2 * d * np.sqrt(np.log(4.0 * d * m / delta))
+        )
+    raise ValueError(f"kind must be one of 'practical', 'theory'; got {kind!r}")
+def lucb_radius_scale(t, delta: float, L: float):
+    """``sqrt(log(L t⁴ / δ))``, the ``n``-free factor of Wang et al.'s radius (``t`` clipped at 1).
+
+    ``β(n, t, δ) = lucb_radius_scale(t, δ, L) / sqrt(n)``; simulations that keep
+    ``1/sqrt(n)`` per (fidelity, arm) multiply by this factor each round.
+    """
+    t = np.maximum(np.asarray(t, dtype=float), 1.0)
+    return np.sqrt(np.log(L * t**4 / delta))
+
+
+def inverse_sqrt_counts(n):
+    """``1 / sqrt(n)`` with ``+inf`` where ``n == 0`` (radius factor of an unpulled arm)."""
+    n = _counts(n)
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.sqrt(n)
+
+
+def lucb_radius_many(n, t, delta: float, L: float):
+    """Wang et al.'s ``β(n, t, δ) = sqrt(log(L t⁴ / δ) / n)`` with ``t`` broadcast against ``n``.
+
+    The array form of :func:`lucb_radius` for simulations that advance many
+    independent runs at once (each with its own time index ``t``), computed as
+    ``lucb_radius_scale(t) * inverse_sqrt_counts(n)`` so that every code path
+    gets bit-identical radii. ``t`` is clipped below at 1; ``+inf`` where
+    ``n == 0`` [paper Eq. 4-5].
+
+    Parameters
+    ----------
+    n : array-like
+        Pull counts.
+    t : array-like
+        Time indices, broadcastable against ``n``.
+    delta : float
+        Confidence level.
+    L : float
+        The factor ``L`` (Theorem 3.4 needs ``L >= 4 K M``).
+    """
+    return lucb_radius_scale(t, delta, L) * inverse_sqrt_counts(n)
+
+
+#: Scale ``κ`` of ``ψ^{-1}(y) = κ sqrt(y)`` for the concentration laws of MF-UCB.
+PSI_KINDS = ("sub-gaussian", "hoeffding")
+
+
+def psi_inverse(y, psi: str = "sub-gaussian", sigma: float = 1.0):
+    """Inverse of MF-UCB's concentration function ``ψ`` (Kandasamy et al. 2016, Eq. 2).
+
+    ``ψ(ε) = ε² / (2σ²)`` for σ-sub-Gaussian rewards, so ``ψ^{-1}(y) = σ sqrt(2y)``;
+    ``ψ(ε) = 2ε²`` (Hoeffding) for rewards in ``[0, 1]``, so
+    ``ψ^{-1}(y) = sqrt(y / 2)`` [paper Sec. 2].
+
+    Parameters
+    ----------
+    y : float or array-like (>= 0)
+    psi : {"sub-gaussian", "hoeffding"}
+    sigma : float
+        Sub-Gaussian scale (ignored for ``"hoeffding"``).
+    """
+    y = np.asarray(y, dtype=float)
+    if psi == "sub-gaussian":
+        out = sigma * np.sqrt(2.0 * y)
+    elif psi == "hoeffding":
+        out = np.sqrt(y / 2.0)
+    else:
+        raise ValueError(f"psi must be one of {PSI_KINDS}; got {psi!r}")
+    return out if out.ndim else float(out)
+
+
+def psi(eps, psi: str = "sub-gaussian", sigma: float = 1.0):
+    """MF-UCB's concentration function ``ψ`` (see :func:`psi_inverse`)."""
+    eps = np.asarray(eps, dtype=float)
+    if psi == "sub-gaussian":
+        out = eps * eps / (2.0 * sigma * sigma)
+    elif psi == "hoeffding":
+        out = 2.0 * eps * eps
+    else:
+        raise ValueError(f"psi must be one of {PSI_KINDS}; got {psi!r}")
+    return out if out.ndim else float(out)
+
+
+def mf_ucb_radius(n, t, rho: float, psi: str = "sub-gaussian", sigma: float = 1.0):
+    """MF-UCB's exploration bonus ``ψ^{-1}(ρ log t / n)`` (Kandasamy et al. 2016, Eq. 3).
+
+    ``+inf`` where ``n == 0``; ``t`` is clipped below at 1 (``log 1 = 0``).
+    """
+    n = _counts(n)
+    logt = np.log(max(float(t), 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = psi_inverse(rho * logt / n, psi, sigma)
+    out = np.where(n > 0, out, np.inf)
+    return out if out.ndim else float(out)
+
+
+def ugape_radius(n, t, *, budget_a: float | None = None, delta: float | None = None,
+                 c: float = 0.5, n_arms: int = 2, value_range: float = 1.0):
+    """UGapE's confidence radius ``β_k(t−1)`` (Gabillon et al. 2012, Eq. 4).
+
+    Fixed budget (UGapEb): ``b sqrt(a / T_k)``; fixed confidence (UGapEc):
+    ``b sqrt(c log(4 K (t−1)³ / δ) / T_k)`` with ``c = 1/2`` [paper]. Give
+    exactly one of ``budget_a`` and ``delta``. ``+inf`` where ``T_k == 0``.
+
+    Parameters
+    ----------
+    n : array-like
+        Pull counts ``T_k(t−1)``.
+    t : int
+        Current round ``t`` (the radius uses ``t − 1``, clipped below at 1).
+    budget_a : float, optional
+        Exploration parameter ``a`` of UGapEb.
+    delta : float, optional
+        Confidence level of UGapEc.
+    c : float, default=0.5
+    n_arms : int
+    value_range : float, default=1.0
+        ``b``: rewards lie in ``[0, b]``.
+    """
+    if (budget_a is None) == (delta is None):
+        raise ValueError("give exactly one of budget_a (UGapEb) and delta (UGapEc)")
+    n = _counts(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if budget_a is not None:
+            out = value_range * np.sqrt(budget_a / n)
+        else:
+            s = max(float(t) - 1.0, 1.0)
+            out = value_range * np.sqrt(c * np.log(4.0 * n_arms * s**3 / delta) / n)
+    out = np.where(n > 0, out, np.inf)
+    return out if out.ndim else float(out)

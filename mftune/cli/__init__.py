@@ -6,11 +6,15 @@ importing them here is all the wiring there is.
 
 from __future__ import annotations
 
-# Registration imports (each adds commands to ``main`` or ``bench``).
-from . import (
-    bench_iise,  # noqa: E402, F401
-    bench_tuner,  # noqa: E402, F401
-    demo,  # noqa: E402, F401
+from . import (  # noqa: F401  (registration imports: each adds commands)
+    bench_gp,
+    bench_iise,
+    bench_lucb,
+    bench_mfucb,
+    bench_tuner,
+    demo,
+    study_info,
+    tune,
 )
 from ._groups import bench, main
 

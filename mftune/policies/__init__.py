@@ -1,16 +1,40 @@
 """Multi-fidelity bandit policies speaking the ask/tell protocol."""
 
 from .base import ArmStats, Policy, PolicySummary, Pulls
+from .continuous import ContinuousPolicy
+from .direct_search import DirectSearch
+from .ei import ExpectedImprovement
 from .elimination import IISE, MFE, IISEGamma, PhasedElimination, SuccessiveElimination
+from .gp_ucb import GPUCB
+from .lucb import MultiFidelityLUCB
+from .mf_gp_ucb import MFGPUCB
+from .mf_naive import MFNaive
+from .mf_ucb import MFUCB, UCB
+from .random_search import RandomSearch
+from .regret_elimination import WangElimination
+from .ugape import UGapEb, UGapEc
 
 __all__ = [
+    "GPUCB",
     "IISE",
+    "MFGPUCB",
     "MFE",
+    "MFUCB",
+    "UCB",
     "ArmStats",
+    "ContinuousPolicy",
+    "DirectSearch",
+    "ExpectedImprovement",
     "IISEGamma",
+    "MFNaive",
+    "MultiFidelityLUCB",
     "PhasedElimination",
     "Policy",
     "PolicySummary",
     "Pulls",
+    "RandomSearch",
     "SuccessiveElimination",
+    "UGapEb",
+    "UGapEc",
+    "WangElimination",
 ]

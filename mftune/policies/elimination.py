@@ -195,12 +195,17 @@ class PhasedElimination(Policy):
         return self.variance_proxy if per is None else float(per[self.fidelity_])
 
     def _events(self, cums: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Boolean per row: does anything happen after this round?"""
+        """Boolean per round (columns of ``cums``, arms × rounds): may anything happen?
+
+        The elimination test is done on sums (``max − min >= t (2B + w)``)
+        with a relative slack of 1e-12, so it flags a superset of the rounds
+        that :meth:`_finish_rounds`'s exact test on means would act on; a
+        flagged round where nothing happens just ends the block early.
+        """
         m = self.fidelity_
         b = self.radius(t)
-        means = cums / t[:, None].astype(float)
-        spread = means.max(axis=1) - means.min(axis=1)
-        event = spread >= 2.0 * b + self.widths[m]
+        spread = cums.max(axis=0) - cums.min(axis=0)
+        event = spread >= t * (2.0 * b + self.widths[m]) * (1.0 - 1e-12)
         if self.phase_ < self.phases.size - 1:
             event |= 4.0 * b <= self.thresholds[m]
         elif self.epsilon is not None:
@@ -264,8 +269,12 @@ class PhasedElimination(Policy):
         rewards = np.asarray(rewards, dtype=float)
         if rewards.ndim != 2 or rewards.shape[1] != arms.size:
             raise ValueError(f"rewards must have shape (R, {arms.size}); got {rewards.shape}")
-        stacked = np.vstack([self.stats.sums[m, arms][None, :], rewards])
-        cums = np.cumsum(stacked, axis=0)[1:]
+        # Arms-major copy: the running sums along rounds are contiguous, and the
+        # first round is added to the stored sums first, so every partial sum is
+        # computed in the same order as round-by-round telling.
+        cums = np.array(rewards.T, order="C")
+        cums[:, 0] += self.stats.sums[m, arms]
+        np.cumsum(cums, axis=1, out=cums)
         t = self.t_ + np.arange(1, rewards.shape[0] + 1)
         event = self._events(cums, t)
         n = int(np.argmax(event)) + 1 if event.any() else rewards.shape[0]
@@ -273,12 +282,13 @@ class PhasedElimination(Policy):
         if costs is None:
             costs = np.full(arms.size, self.costs[m])
         costs = np.asarray(costs, dtype=float)
+        final = cums[:, n - 1].copy()
         self.pending[m, arms] -= 1
         self.stats.counts[m, arms] += n
-        self.stats.sums[m, arms] = cums[n - 1]
+        self.stats.sums[m, arms] = final
         self.stats.sumsq[m, arms] += np.einsum("ij,ij->j", used, used)
         self.stats.cost[m, arms] += n * costs
-        self._finish_rounds(arms, cums[n - 1 : n], n)
+        self._finish_rounds(arms, final[None, :], n)
         return n
 
     # -- bounds measured during a run (the tuner) -------------------------------

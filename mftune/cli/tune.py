@@ -1,0 +1,152 @@
+"""``mftune tune``, ``mftune resume`` and ``mftune worker``: run a script study."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from ..spacefile import SpaceFileError, check_study, load_spacefile
+from ..store import StudyMismatchError, StudyStore
+from ..study import StudyRunner, create_study
+from ._groups import main
+from ._study_output import Progress, echo_result
+
+EXIT_CODES = {"stopping-rule": 0, "budget": 0, "max-pulls": 0, "interrupted": 130,
+              "stalled": 1, "calibration-failed": 1, "all-failed": 1}
+
+
+def _output_mode(quiet: bool, as_json: bool) -> str:
+    if quiet and as_json:
+        raise click.UsageError("--quiet and --json are mutually exclusive")
+    return "json" if as_json else ("quiet" if quiet else "line")
+
+
+def _run(path, mode, **kw) -> None:
+    progress = Progress(mode)
+    start = time.monotonic()
+    try:
+        runner = StudyRunner(path, on_event=progress, **kw)
+    except (FileNotFoundError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    progress.runner = runner
+    try:
+        outcome = runner.run()
+    except StudyMismatchError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        progress.finish()
+        runner.close()
+    echo_result(path, outcome.reason, mode, time.monotonic() - start, outcome.error)
+    code = EXIT_CODES.get(outcome.reason, 1)
+    if code:
+        raise SystemExit(code)
+
+
+def _limits(f):
+    f = click.option("--budget", type=click.FloatRange(min=0, min_open=True),
+                     help="Stop once the summed run cost reaches this many seconds.")(f)
+    f = click.option("--max-pulls", type=click.IntRange(min=1),
+                     help="Stop once this many runs have started.")(f)
+    f = click.option("--workers", type=click.IntRange(min=1),
+                     help="Runs in parallel in this process.")(f)
+    f = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds before a run is killed and recorded as timed-out.")(f)
+    f = click.option("--quiet", "-q", is_flag=True, help="Print only the result.")(f)
+    f = click.option("--json", "as_json", is_flag=True,
+                     help="Print one JSON line per event, and the result as JSON.")(f)
+    return f
+
+
+@main.command()
+@click.argument("space_file", type=click.Path(dir_okay=False))
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--study", "study_path", type=click.Path(dir_okay=False),
+              help="Study file (overrides study.path of the space file).")
+@click.option("--algorithm", help="Policy (overrides study.algorithm): se, iise, iise-gamma.")
+@click.option("--delta", type=float, help="Error probability δ (overrides study.delta).")
+@click.option("--epsilon", type=float, help="Accept an ε-best configuration (study.epsilon).")
+@click.option("--n-candidates", type=click.IntRange(min=2),
+              help="Configurations sampled (study.n_candidates).")
+@click.option("--seed", type=int, help="Seed of the sampling and the runs (study.seed).")
+@click.option("--error-score", type=float, help="Score given to failed runs (study.error_score).")
+@_limits
+def tune(space_file, command, study_path, algorithm, delta, epsilon, n_candidates, seed,
+         error_score, budget, max_pulls, workers, timeout, quiet, as_json):
+    """Tune COMMAND over the space described in SPACE_FILE (TOML).
+
+    \b
+    mftune tune space.toml -- python train.py --data data.csv
+    mftune tune space.toml -- ./train.sh {lr} {epochs}
+
+    Each run gets its configuration as --name=value options (or in {name}
+    placeholders of COMMAND) and in the environment (MFTUNE_PARAMS,
+    MFTUNE_FIDELITY, MFTUNE_TRIAL_DIR, MFTUNE_RESULT_FILE, MFTUNE_SEED), and
+    reports {"score": x} in MFTUNE_RESULT_FILE or a last stdout line
+    "mftune-score: x". COMMAND runs without a shell, from the current
+    directory. Options given here override the space file.
+    """
+    mode = _output_mode(quiet, as_json)
+    try:
+        spec = load_spacefile(space_file)
+    except SpaceFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    overrides = {"path": study_path, "algorithm": algorithm, "delta": delta,
+                 "epsilon": epsilon, "n_candidates": n_candidates, "seed": seed,
+                 "error_score": error_score, "budget": budget, "max_pulls": max_pulls,
+                 "workers": workers, "timeout": timeout}
+    spec.study.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        check_study(spec.study, lambda k, msg: click.BadParameter(
+            msg, param_hint=f"--{k.replace('_', '-')}"))
+        if spec.study["epsilon"] is not None and not spec.study["epsilon"] > 0:
+            raise click.BadParameter("must be > 0", param_hint="--epsilon")
+        store = create_study(spec, list(command))
+    except (FileExistsError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    path = store.path
+    store.close()
+    if mode == "line":
+        click.echo(f"study {path}: {spec.study['n_candidates']} configurations, "
+                   f"{spec.study['algorithm']}, {spec.fidelity['name']} in "
+                   f"{spec.fidelity['values']}", err=True)
+    _run(path, mode)
+
+
+@main.command()
+@click.argument("study", type=click.Path(dir_okay=False))
+@_limits
+def resume(study, budget, max_pulls, workers, timeout, quiet, as_json):
+    """Continue the study in STUDY after an interruption or a crash.
+
+    Finished runs are never repeated: the policy is rebuilt from them (same
+    seed, same decisions) and only runs that had not finished are started
+    again. Raise --budget or --max-pulls to continue a study stopped by them.
+    """
+    mode = _output_mode(quiet, as_json)
+    if not StudyStore.exists(study):
+        raise click.ClickException(f"{study}: no study there")
+    _run(Path(study), mode, budget=budget, max_pulls=max_pulls, workers=workers,
+         timeout=timeout)
+
+
+@main.command()
+@click.argument("study", type=click.Path(dir_okay=False))
+@click.option("--wait", "wait_s", default=30.0, show_default=True, type=float,
+              help="Seconds to wait for the study file to appear.")
+@_limits
+def worker(study, wait_s, budget, max_pulls, workers, timeout, quiet, as_json):
+    """Join the study in STUDY as another worker process on this machine.
+
+    Workers share the study file: each claims runs of the current round that
+    no one else has claimed, so every run happens exactly once.
+    """
+    mode = _output_mode(quiet, as_json)
+    deadline = time.monotonic() + wait_s
+    while not StudyStore.exists(study):
+        if time.monotonic() > deadline:
+            raise click.ClickException(f"{study}: no study appeared within {wait_s:g} s")
+        time.sleep(0.1)
+    _run(Path(study), mode, budget=budget, max_pulls=max_pulls, workers=workers,
+         timeout=timeout)

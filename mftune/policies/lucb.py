@@ -1,0 +1,375 @@
+"""LUCB for multi-fidelity best-arm identification, with EXPLORE-A/B/C and the Baseline.
+
+Wang, Wu, Chen & Lui, "Multi-Fidelity Multi-Armed Bandits Revisited",
+NeurIPS 2023, Algorithm 1 (the LUCB framework) with the fidelity procedures
+of Algorithm 2 (EXPLORE-A, EXPLORE-B), Appendix D (EXPLORE-C) and the
+Appendix C Baseline (always the top fidelity).
+
+Every round the framework picks the two arms with the largest upper bounds,
+``ℓ = argmax_k UCB_k`` and ``u = argmax_{k≠ℓ} UCB_k``, lets the procedure
+pull ``u`` then ``ℓ`` at fidelities of its choice, and stops once
+``LCB_ℓ > UCB_u``, returning ``ℓ``. The bounds combine all fidelities [paper
+Eq. 4-5]::
+
+    UCB_k = min_m ( µ̂^(m)_k + ζ^(m) + β(N^(m)_k, t, δ) ),
+    LCB_k = max_m ( µ̂^(m)_k − ζ^(m) − β(N^(m)_k, t, δ) ),
+    β(n, t, δ) = sqrt( log(L t⁴ / δ) / n ),
+
+with rewards in ``[0, 1]`` (so ``UCB <= 1`` and ``LCB >= 0``, the values
+Algorithm 1 initialises them to).
+
+Found and reconstructed (ALGORITHMS.md section 2):
+
+* bounds, framework, EXPLORE-A's f-UCB, EXPLORE-C — [paper];
+* ``L = 4 K M`` (the smallest value Theorem 3.4 allows) and ``t`` = number
+  of pulls so far — [RECON]; ``t`` = pulls reproduces the Baseline column of
+  Table 3 [calib]; ``t_convention="rounds"`` is offered;
+* EXPLORE-B's commit test (Algorithm 2, line 10, garbled in the paper) —
+  [RECON] from Lemma E.3 and Remark A.2: commit to
+  ``m̂ = argmax_m Δ̂^(m)/sqrt(λ^(m))`` once
+  ``max_m Δ̂^(m)/sqrt(λ^(m)) >= 3 sqrt(log(L/δ) / (λ^(1) N^(m)))``;
+* ties between equal upper bounds (all arms start at ``UCB = 1``) are not
+  specified: ``ties="index"`` (default, Algorithm 1 starts with ``ℓ = 1,
+  u = 2``) or ``ties="random"`` (a random priority order drawn once per run
+  from ``random_state``).
+
+The decision rules are module-level functions over arrays with a leading
+"runs" axis, so :mod:`mftune.benchmarks.lucb_sim` can advance a hundred
+independent runs at once with exactly the decisions of :class:`MultiFidelityLUCB`
+(tested).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import check_costs, check_delta, check_positive
+from ..radii import inverse_sqrt_counts, lucb_radius_scale
+from .base import Policy, Pulls
+
+__all__ = ["PROCEDURES", "MultiFidelityLUCB", "check_mu_tilde"]
+
+#: Fidelity procedures: EXPLORE-A, EXPLORE-B, EXPLORE-C and the top-fidelity Baseline.
+PROCEDURES = ("A", "B", "C", "baseline")
+TIES = ("index", "random")
+T_CONVENTIONS = ("pulls", "rounds")
+
+
+def check_zeta(zeta, n_fidelities: int) -> np.ndarray:
+    """Bias bounds ζ: non-negative, non-increasing, last entry 0 (Wang et al. allow equal ζ)."""
+    try:
+        arr = np.asarray(zeta, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"zeta must be a 1-D sequence of numbers; got {zeta!r}") from exc
+    if arr.size != n_fidelities:
+        raise ValueError(f"zeta must have one entry per fidelity ({n_fidelities}); got {arr.size}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or arr[-1] != 0:
+        raise ValueError(
+            f"zeta must be finite, non-negative and end with 0 (the top fidelity is unbiased); "
+            f"got {arr.tolist()}"
+        )
+    if np.any(np.diff(arr) > 0):
+        raise ValueError(f"zeta must be non-increasing in the fidelity; got {arr.tolist()}")
+    return arr
+
+
+def check_mu_tilde(mu1_tilde, mu2_tilde, procedure: str) -> tuple[float, float]:
+    """Check the bounds ``µ̃1 >= µ1`` and ``µ̃2 <= µ2`` that EXPLORE-A and -B need.
+
+    Both must be given, lie in ``[0, 1]`` and satisfy ``µ̃1 > µ̃2`` (an upper
+    bound on the best mean above a lower bound on the second best).
+    """
+    for name, value in (("mu1_tilde", mu1_tilde), ("mu2_tilde", mu2_tilde)):
+        if value is None:
+            raise ValueError(
+                f"{name} is required by EXPLORE-{procedure} (an upper bound µ̃1 >= µ1 on the best "
+                "mean and a lower bound µ̃2 <= µ2 on the second best, both in [0, 1]); use "
+                "procedure='C' if no such bounds are known"
+            )
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
+            raise ValueError(f"{name} must be a real number in [0, 1]; got {value!r}")
+    if not mu1_tilde > mu2_tilde:
+        raise ValueError(
+            f"mu1_tilde must exceed mu2_tilde (µ̃1 bounds the best mean from above, µ̃2 the "
+            f"second best from below); got mu1_tilde={mu1_tilde!r} <= mu2_tilde={mu2_tilde!r}"
+        )
+    return float(mu1_tilde), float(mu2_tilde)
+
+
+# -- decision rules, vectorised over a leading axis of independent runs ---------------------
+# Shapes: counts/sums (R, M, K); t (R,); priority (R, K); ell/u (R,).
+
+
+def _means(sums, counts):
+    return sums / np.maximum(counts, 1)
+
+
+def stat_arrays(sums, counts, zeta):
+    """Per-entry pieces of the bounds: ``µ̂ + ζ``, ``µ̂ − ζ`` and ``1/sqrt(N)`` (``inf`` if 0).
+
+    Entries depend only on their own (fidelity, arm) statistics, so a
+    simulator may refresh just the pulled entries and get the same bits.
+    """
+    return entry_stats(sums, counts, zeta[:, None])
+
+
+def entry_stats(sums, counts, zeta):
+    """Elementwise core of :func:`stat_arrays` (``zeta`` broadcast against the counts)."""
+    mean = _means(sums, counts)
+    return mean + zeta, mean - zeta, inverse_sqrt_counts(counts)
+
+
+def bounds_from(hi, lo, w, scale, clip=True):
+    """``(UCB, LCB)``, shape ``(R, K)``, from :func:`stat_arrays` and ``sqrt(log(L t⁴/δ))``."""
+    s = scale[:, None, None]
+    ucb = np.min(hi + s * w, axis=1)
+    lcb = np.max(lo - s * w, axis=1)
+    if clip:
+        ucb = np.minimum(ucb, 1.0)
+        lcb = np.maximum(lcb, 0.0)
+    return ucb, lcb
+
+
+def lucb_bounds(sums, counts, t, zeta, delta, L, clip=True):
+    """``(UCB, LCB)`` of every arm, shape ``(R, K)`` each [paper Eq. 4-5]."""
+    hi, lo, w = stat_arrays(sums, counts, zeta)
+    return bounds_from(hi, lo, w, lucb_radius_scale(t, delta, L), clip)
+
+
+def top_two(ucb, priority):
+    """``ℓ = argmax UCB`` and ``u = argmax_{k≠ℓ} UCB``; ties go to the lowest priority value."""
+    rows = np.arange(ucb.shape[0])
+    big = priority.shape[1]
+    best = ucb.max(axis=1, keepdims=True)
+    ell = np.argmin(np.where(ucb == best, priority, big), axis=1)
+    rest = ucb.copy()
+    rest[rows, ell] = -np.inf
+    second = rest.max(axis=1, keepdims=True)
+    u = np.argmin(np.where(rest == second, priority, big), axis=1)
+    return ell, u
+
+
+def ancillary_gaps(mean, zeta, is_leader, mu1, mu2):
+    """Δ̂^(m)_k: ``µ̃1 − (µ̂ + ζ)`` for ``k ≠ ℓ``, ``(µ̂ − ζ) − µ̃2`` for ``k = ℓ``.
+
+    ``mean`` has shape ``(..., M)`` and ``is_leader`` the leading shape.
+    """
+    return np.where(is_leader[..., None], mean - zeta - mu2, mu1 - (mean + zeta))
+
+
+_LEAD = np.array([False, True])  # batch order: u first, then ℓ
+
+
+def round_fidelities(procedure, shape, n, mean, w, scale, fixed2, commit2, zeta, costs, mu1, mu2,
+                     bonus=1.0):
+    """Pulls of one round as a boolean mask of shape ``(R, 2, M)``: arm ``u`` then arm ``ℓ``.
+
+    ``n``, ``mean`` and ``w`` are the two arms' per-fidelity counts, means and
+    ``1/sqrt(N)``, shape ``(R, 2, M)``; ``fixed2``/``commit2`` their EXPLORE-B
+    state, shape ``(R, 2)``; ``shape`` is ``(R, M)``. Arguments a procedure
+    does not use may be ``None``. ``bonus`` scales EXPLORE-A's exploration term
+    (1 = the paper).
+    """
+    R, M = shape
+    mask = np.zeros((R, 2, M), dtype=bool)
+    if procedure == "baseline":
+        mask[:, :, M - 1] = True
+        return mask
+    if procedure == "B":
+        mask[:] = ~fixed2[:, :, None]
+        r2, j2 = np.nonzero(fixed2)
+        mask[r2, j2, commit2[r2, j2]] = True
+        return mask
+    if procedure == "C":
+        # lowest fidelity whose radius still exceeds its bias bound (ζ^(M) = 0 always does)
+        m = np.argmax(scale[:, None, None] * w >= zeta, axis=2)
+    else:  # EXPLORE-A: f-UCB
+        gaps = ancillary_gaps(mean, zeta, _LEAD[None, :], mu1, mu2)
+        total = n.sum(axis=2, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            explore = np.sqrt(2.0 * np.log(np.maximum(total, 1)) / (costs * n))
+            f_ucb = np.where(n > 0, gaps / np.sqrt(costs) + bonus * explore, np.inf)
+        m = np.argmax(f_ucb, axis=2)
+    np.put_along_axis(mask, m[:, :, None], True, axis=2)
+    return mask
+
+
+def round_mask(procedure, sums, counts, t, ell, u, fixed, commit, zeta, costs, delta, L,
+               mu1, mu2, bonus=1.0):
+    """:func:`round_fidelities` from full statistics ``(R, M, K)`` (the policy's path)."""
+    rows = np.arange(counts.shape[0])[:, None]
+    arms = np.stack([u, ell], axis=1)  # (R, 2)
+    n = counts[rows, :, arms]  # (R, 2, M)
+    s = sums[rows, :, arms]
+    return round_fidelities(procedure, (counts.shape[0], counts.shape[1]), n, _means(s, n),
+                            inverse_sqrt_counts(n), lucb_radius_scale(t, delta, L),
+                            fixed[rows, arms], commit[rows, arms], zeta, costs, mu1, mu2,
+                            bonus)
+
+
+def explore_b_commit(sums, counts, pulled, ell, fixed, commit, zeta, costs, delta, L, mu1, mu2):
+    """EXPLORE-B's commit test [RECON of Algorithm 2, line 10], in place on ``fixed``/``commit``.
+
+    ``pulled`` is a ``(R, K)`` mask of the arms pulled this round; those not
+    yet committed were explored at every fidelity and are tested.
+    """
+    r, k = np.nonzero(pulled & ~fixed)
+    if r.size == 0:
+        return
+    n = counts[r, :, k]  # (P, M)
+    mean = _means(sums[r, :, k], n)
+    gaps = ancillary_gaps(mean, zeta, k == ell[r], mu1, mu2)
+    eff = gaps / np.sqrt(costs)
+    best = eff.max(axis=1)
+    threshold = 3.0 * np.sqrt(np.log(L / delta) / (costs[0] * n.min(axis=1)))
+    hit = best >= threshold
+    fixed[r[hit], k[hit]] = True
+    commit[r[hit], k[hit]] = np.argmax(eff[hit], axis=1)
+
+
+class MultiFidelityLUCB(Policy):
+    """Wang et al.'s LUCB framework for multi-fidelity best-arm identification.
+
+    Each round pulls the two critical arms ``u`` and ``ℓ`` (the natural
+    batch) at the fidelities chosen by ``procedure``; the run stops when
+    ``LCB_ℓ > UCB_u`` and recommends ``ℓ``, which is the best arm with
+    probability at least ``1 − δ`` when ``L >= 4 K M`` and the bias bounds
+    hold (Theorem 3.4).
+
+    Parameters
+    ----------
+    n_arms : int
+        Number of arms ``K``.
+    costs : array-like of shape (M,)
+        Strictly increasing costs λ^(m).
+    zeta : array-like of shape (M,)
+        Bias bounds ζ^(m), non-increasing, ``ζ^(M) = 0``.
+    delta : float, default=0.1
+        Error probability δ in (0, 1).
+    procedure : {"A", "B", "C", "baseline"}, default="A"
+        EXPLORE-A (f-UCB over fidelities), EXPLORE-B (explore then commit,
+        [RECON] commit test), EXPLORE-C (lowest fidelity whose radius still
+        exceeds its bias bound; needs no µ̃) or the Baseline (top fidelity).
+    mu1_tilde, mu2_tilde : float, optional
+        ``µ̃1 >= µ1`` and ``µ̃2 <= µ2``, required by EXPLORE-A and -B.
+    L : float, optional
+        Factor of the radius; default ``4 K M`` [RECON].
+    t_convention : {"pulls", "rounds"}, default="pulls"
+        What the time index ``t`` of ``β(n, t, δ)`` counts [calib: pulls].
+    ties : {"index", "random"}, default="index"
+        How equal upper bounds are ordered (see module docstring).
+    clip : bool, default=True
+        Clip ``UCB <= 1`` and ``LCB >= 0`` (rewards in [0, 1]).
+    fucb_bonus : float, default=1.0
+        Multiplier of EXPLORE-A's exploration term ``sqrt(2 log N_k / (λ N^(m)_k))``;
+        1 is the paper's f-UCB (other values are for diagnostics only).
+    random_state : int, Generator or None
+        Seeds the random tie-break order.
+    """
+
+    def __init__(self, n_arms, costs, zeta, delta=0.1, procedure="A", mu1_tilde=None,
+                 mu2_tilde=None, L=None, t_convention="pulls", ties="index", clip=True,
+                 fucb_bonus=1.0, random_state=None):
+        costs = check_costs(costs)
+        super().__init__(n_arms, costs.size, random_state)
+        self.costs = costs
+        self.zeta = check_zeta(zeta, costs.size)
+        self.delta = check_delta(delta)
+        if procedure not in PROCEDURES:
+            raise ValueError(f"procedure must be one of {PROCEDURES}; got {procedure!r}")
+        self.procedure = procedure
+        if procedure in ("A", "B"):
+            self.mu1_tilde, self.mu2_tilde = check_mu_tilde(mu1_tilde, mu2_tilde, procedure)
+        else:
+            self.mu1_tilde = None if mu1_tilde is None else float(mu1_tilde)
+            self.mu2_tilde = None if mu2_tilde is None else float(mu2_tilde)
+        self.L = 4.0 * self.n_arms * self.n_fidelities if L is None else check_positive(L, "L")
+        if t_convention not in T_CONVENTIONS:
+            raise ValueError(f"t_convention must be one of {T_CONVENTIONS}; got {t_convention!r}")
+        self.t_convention = t_convention
+        if ties not in TIES:
+            raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
+        self.ties = ties
+        self.clip = bool(clip)
+        self.fucb_bonus = check_positive(fucb_bonus, "fucb_bonus", strict=False)
+        self.priority = (np.arange(self.n_arms) if ties == "index"
+                         else self.rng_.permutation(self.n_arms))
+        self.fixed = np.zeros(self.n_arms, dtype=bool)
+        self.commit = np.zeros(self.n_arms, dtype=np.int64)
+        self._round_arms = None
+        self._stopped = False
+        self._select()
+
+    # -- state helpers --------------------------------------------------------
+    def _t(self) -> np.ndarray:
+        n = self.n_rounds if self.t_convention == "rounds" else int(self.stats.counts.sum())
+        return np.array([max(n, 1)])
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Current ``(UCB_k, LCB_k)`` of every arm."""
+        ucb, lcb = lucb_bounds(self.stats.sums[None], self.stats.counts[None], self._t(),
+                               self.zeta, self.delta, self.L, self.clip)
+        return ucb[0], lcb[0]
+
+    def _select(self) -> None:
+        ucb, lcb = self.bounds()
+        ell, u = top_two(ucb[None], self.priority[None])
+        self.ell_, self.u_ = int(ell[0]), int(u[0])
+        self._stopped = bool(lcb[self.ell_] > ucb[self.u_])
+
+    def _mu(self) -> tuple[float, float]:
+        return (self.mu1_tilde or 0.0, self.mu2_tilde or 0.0)
+
+    # -- protocol -------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self._stopped
+
+    def nominal_costs(self) -> np.ndarray:
+        return self.costs
+
+    def recommend(self) -> int:
+        """The leader ``ℓ`` (the answer once :attr:`done`)."""
+        return self.ell_
+
+    def _next_pulls(self) -> Pulls:
+        if self.n_pending:
+            return Pulls.empty()
+        mu1, mu2 = self._mu()
+        mask = round_mask(self.procedure, self.stats.sums[None], self.stats.counts[None],
+                          self._t(), np.array([self.ell_]), np.array([self.u_]),
+                          self.fixed[None], self.commit[None], self.zeta, self.costs,
+                          self.delta, self.L, mu1, mu2, self.fucb_bonus)[0]
+        j, m = np.nonzero(mask)
+        arms = np.array([self.u_, self.ell_])[j]
+        self._round_arms = (self.ell_, self.u_)
+        return Pulls(arms, m)
+
+    def _after_tell(self, pulls, rewards, costs) -> None:
+        if self.n_pending:
+            return
+        self.n_rounds += 1
+        if self.procedure == "B":
+            ell, u = self._round_arms
+            pulled = np.zeros((1, self.n_arms), dtype=bool)
+            pulled[0, [ell, u]] = True
+            mu1, mu2 = self._mu()
+            explore_b_commit(self.stats.sums[None], self.stats.counts[None], pulled,
+                             np.array([ell]), self.fixed[None], self.commit[None], self.zeta,
+                             self.costs, self.delta, self.L, mu1, mu2)
+        self._select()
+
+    def _summary_extra(self) -> dict:
+        ucb, lcb = self.bounds()
+        return {
+            "procedure": self.procedure,
+            "leader": self.ell_,
+            "challenger": self.u_,
+            "ucb": ucb.tolist(),
+            "lcb": lcb.tolist(),
+            "committed_fidelity": np.where(self.fixed, self.commit, -1).tolist(),
+            "L": self.L,
+            "t_convention": self.t_convention,
+        }

@@ -1,0 +1,341 @@
+"""Run a training script in any language as one pull, and read back its score.
+
+A run gets its configuration
+
+* on the command line: ``--name=value`` appended for every parameter (and the
+  fidelity, unless it is passed by environment only), or substituted into
+  ``{name}`` placeholders written in the command; and
+* always in the environment: ``MFTUNE_PARAMS`` (JSON), ``MFTUNE_FIDELITY``
+  (the fidelity value), ``MFTUNE_FIDELITY_NAME``, ``MFTUNE_FIDELITY_INDEX``,
+  ``MFTUNE_TRIAL_DIR`` (a working directory per configuration that persists
+  across fidelities, for the script's own checkpoints), ``MFTUNE_RESULT_FILE``,
+  ``MFTUNE_ARM``, ``MFTUNE_PULL_ID`` and ``MFTUNE_SEED`` (a seed derived from the
+  study seed, the arm, the fidelity and how often that pair ran before, so a
+  stochastic script is reproducible and an interrupted study resumes exactly).
+
+A run reports by writing ``{"score": ..., "cost": ...}`` (cost optional) as
+JSON to ``MFTUNE_RESULT_FILE`` — :func:`report` does it for Python scripts —
+or by printing a last line ``mftune-score: <float>``. The cost is the measured
+wall time unless the script reports one. A non-zero exit, a timeout or no
+parseable score makes a failed pull with the tail of stderr kept.
+
+Commands run without a shell (argument lists), in their own process group so
+a timeout kills the whole group; no parameter value is ever interpreted by a
+shell.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from joblib import Parallel, delayed
+
+from .driver import Evaluator, Outcome, Outcomes
+from .policies.base import Pulls
+
+__all__ = ["ScriptEvaluator", "ScriptResult", "format_value", "report"]
+
+SCORE_PREFIX = "mftune-score:"
+TAIL_CHARS = 2000
+
+
+def report(score: float, cost: float | None = None) -> None:
+    """Report a run's score to mftune (call it once, at the end of a training script).
+
+    Writes ``{"score": score}`` (and ``"cost"``) atomically to the file named by
+    ``MFTUNE_RESULT_FILE``; outside mftune (no such variable) prints the line
+    ``mftune-score: <score>`` instead.
+
+    Parameters
+    ----------
+    score : float
+        The objective value, in the study's direction (maximised or minimised).
+    cost : float, optional
+        The run's cost; by default mftune uses the measured wall time.
+    """
+    for name, v in (("score", score), ("cost", cost)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                              or not math.isfinite(v)):
+            raise ValueError(f"{name} must be a finite number; got {v!r}")
+    path = os.environ.get("MFTUNE_RESULT_FILE")
+    if not path:
+        print(f"{SCORE_PREFIX} {float(score)!r}", flush=True)
+        return
+    payload = {"score": float(score)}
+    if cost is not None:
+        payload["cost"] = float(cost)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh)
+    os.replace(tmp, path)
+
+
+def format_value(value) -> str:
+    """Command-line text of a parameter value (shortest round-trip for floats)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+@dataclass
+class ScriptResult:
+    """What one run of the script gave.
+
+    ``score`` is ``None`` unless ``status == "done"``; ``error`` holds the
+    reason and the tail of stderr for failed runs.
+    """
+
+    score: float | None
+    cost: float
+    status: str
+    error: str | None = None
+    stdout_tail: str = ""
+
+
+def _tail(text: str, n: int = TAIL_CHARS) -> str:
+    return text[-n:]
+
+
+class ScriptEvaluator(Evaluator):
+    """Evaluate configurations by running a command, one process per pull.
+
+    Parameters
+    ----------
+    command : sequence of str
+        The command and its arguments (no shell), e.g. ``["python", "train.py"]``.
+    configs : sequence of dict
+        The configuration of each arm.
+    fidelity_name : str
+    fidelity_values : sequence
+        The value passed for each fidelity index.
+    trials_dir : str or Path
+        Parent of the per-configuration working directories ``arm-00007``.
+    pass_mode : {"auto", "args", "placeholders"}, default="auto"
+        ``"args"``: append ``--name=value`` for every parameter; ``"placeholders"``:
+        only substitute ``{name}`` in the command; ``"auto"``: substitute, and
+        append the names the command has no placeholder for.
+    fidelity_pass : {"arg", "env"}, default="arg"
+        Whether the fidelity is passed like a parameter or by environment only.
+    timeout : float, optional
+        Seconds before a run is killed (its whole process group) and recorded
+        as ``timed-out``.
+    direction : {"maximize", "minimize"}, default="maximize"
+        Used by :meth:`evaluate_one` to turn scores into rewards.
+    error_score : float, optional
+        Score :meth:`evaluate_one` reports for failed runs (default: the worst
+        score it has seen, or 0).
+    seed : int, default=0
+        Study seed, the root of ``MFTUNE_SEED``.
+    n_jobs : int, optional
+        Parallel runs per batch when used through the driver.
+    env : dict, optional
+        Extra environment variables.
+    cwd : str or Path, optional
+        Working directory of the runs (default: the current one), so relative
+        paths in the command keep working; each configuration's own directory
+        is ``MFTUNE_TRIAL_DIR``.
+    """
+
+    def __init__(self, command: Sequence[str], configs: Sequence[dict], fidelity_name: str,
+                 fidelity_values: Sequence, trials_dir, *, pass_mode: str = "auto",
+                 fidelity_pass: str = "arg", timeout: float | None = None,
+                 direction: str = "maximize", error_score: float | None = None, seed: int = 0,
+                 n_jobs: int | None = None, env: dict | None = None, cwd=None):
+        super().__init__(n_jobs=n_jobs)
+        if not command:
+            raise ValueError("command must be a non-empty list of arguments")
+        if pass_mode not in ("auto", "args", "placeholders"):
+            raise ValueError(f"pass_mode must be 'auto', 'args' or 'placeholders'; "
+                             f"got {pass_mode!r}")
+        if fidelity_pass not in ("arg", "env"):
+            raise ValueError(f"fidelity_pass must be 'arg' or 'env'; got {fidelity_pass!r}")
+        if direction not in ("maximize", "minimize"):
+            raise ValueError(f"direction must be 'maximize' or 'minimize'; got {direction!r}")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be > 0 or None; got {timeout!r}")
+        self.command = [str(c) for c in command]
+        self.configs = list(configs)
+        self.fidelity_name = fidelity_name
+        self.fidelity_values = list(fidelity_values)
+        self.trials_dir = Path(trials_dir)
+        self.pass_mode, self.fidelity_pass = pass_mode, fidelity_pass
+        self.timeout, self.direction, self.error_score = timeout, direction, error_score
+        self.seed, self.env = seed, dict(env or {})
+        self.cwd = None if cwd is None else str(cwd)
+        self._procs: set[subprocess.Popen] = set()
+        self._worst: float | None = None
+        self._counts: dict[tuple[int, int], int] = {}
+
+    def argv(self, config: dict, fidelity_value) -> list[str]:
+        """The argument list of one run (placeholders substituted, options appended)."""
+        values = dict(config)
+        if self.fidelity_pass == "arg":
+            values[self.fidelity_name] = fidelity_value
+        subst = {k: format_value(v) for k, v in values.items()}
+        subst.setdefault(self.fidelity_name, format_value(fidelity_value))
+        pattern = re.compile(r"\{(" + "|".join(re.escape(k) for k in subst) + r")\}")
+        used: set[str] = set()
+
+        def sub(m):
+            used.add(m.group(1))
+            return subst[m.group(1)]
+
+        args = [pattern.sub(sub, a) for a in self.command]
+        if self.pass_mode != "placeholders":
+            args += [f"--{k}={format_value(v)}" for k, v in values.items()
+                     if self.pass_mode == "args" or k not in used]
+        return args
+
+    def trial_dir(self, arm: int) -> Path:
+        """The persistent working directory of a configuration."""
+        return self.trials_dir / f"arm-{int(arm):05d}"
+
+    def run_pull(self, arm: int, fidelity: int, *, pull_id: int | str = "x", attempt: int = 1,
+                 pull_seed: int | None = None) -> ScriptResult:
+        """Run the command for one pull and parse its score.
+
+        Parameters
+        ----------
+        arm, fidelity : int
+        pull_id : int or str
+            Used in the result file name and ``MFTUNE_PULL_ID``.
+        attempt : int
+            Attempt number (a pull re-run after a crash gets a fresh result file).
+        pull_seed : int, optional
+            ``MFTUNE_SEED``; default derived from the seed, arm and fidelity.
+
+        Returns
+        -------
+        ScriptResult
+        """
+        config = self.configs[arm]
+        fval = self.fidelity_values[fidelity]
+        tdir = self.trial_dir(arm)
+        tdir.mkdir(parents=True, exist_ok=True)
+        result_file = tdir / f"result-{pull_id}-{attempt}.json"
+        result_file.unlink(missing_ok=True)
+        env = dict(os.environ)
+        env.update(self.env)
+        env.update({
+            "MFTUNE_PARAMS": json.dumps(config), "MFTUNE_FIDELITY": format_value(fval),
+            "MFTUNE_FIDELITY_NAME": self.fidelity_name, "MFTUNE_FIDELITY_INDEX": str(fidelity),
+            "MFTUNE_TRIAL_DIR": str(tdir.resolve()), "MFTUNE_RESULT_FILE":
+                str(result_file.resolve()), "MFTUNE_ARM": str(arm),
+            "MFTUNE_PULL_ID": str(pull_id),
+            "MFTUNE_SEED": str(pull_seed if pull_seed is not None else
+                               (self.seed * 1_000_003 + arm * 1009 + fidelity) % 2**31),
+        })
+        args = self.argv(config, fval)
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=env, cwd=self.cwd,
+                                    start_new_session=True, text=True, errors="replace")
+        except OSError as exc:
+            return ScriptResult(None, time.perf_counter() - start, "failed",
+                                f"cannot start {args[0]!r}: {exc}")
+        self._procs.add(proc)
+        try:
+            out, err = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            return ScriptResult(None, time.perf_counter() - start, "timed-out",
+                                f"timed out after {self.timeout:g} s; stderr tail:\n"
+                                f"{_tail(err)}", _tail(out, 500))
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
+        finally:
+            self._procs.discard(proc)
+            if proc.poll() is None:
+                _kill_group(proc)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            return ScriptResult(None, wall, "failed", f"exit code {proc.returncode}; stderr "
+                                f"tail:\n{_tail(err)}", _tail(out, 500))
+        score, cost, problem = _parse_result(result_file, out)
+        result_file.unlink(missing_ok=True)
+        if problem:
+            return ScriptResult(None, wall, "failed", f"{problem}; stdout tail:\n"
+                                f"{_tail(out, 500)}\nstderr tail:\n{_tail(err)}", _tail(out, 500))
+        return ScriptResult(score, wall if cost is None else cost, "done", None, _tail(out, 500))
+
+    def evaluate(self, pulls: Pulls) -> Outcomes:
+        """Run a batch (threads: each run is its own process, so threads suffice)."""
+        if self.n_jobs in (None, 1) or len(pulls) <= 1:
+            return Outcomes.from_list([self.evaluate_one(a, f) for a, f in pulls])
+        return Outcomes.from_list(Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(self.evaluate_one)(a, f) for a, f in pulls))
+
+    def kill_all(self) -> None:
+        """Kill the process groups of all runs in progress (on Ctrl+C)."""
+        for proc in list(self._procs):
+            _kill_group(proc)
+
+    def evaluate_one(self, arm: int, fidelity: int, point=None) -> Outcome:
+        """Run one pull for the driver: reward = score (negated when minimising)."""
+        key = (int(arm), int(fidelity))
+        self._counts[key] = self._counts.get(key, 0) + 1
+        res = self.run_pull(arm, fidelity, pull_id=f"{arm}-{fidelity}-{self._counts[key]}")
+        sign = 1.0 if self.direction == "maximize" else -1.0
+        if res.status == "done":
+            reward = sign * res.score
+            self._worst = reward if self._worst is None else min(self._worst, reward)
+        elif self.error_score is not None:
+            reward = sign * self.error_score
+        else:
+            reward = 0.0 if self._worst is None else self._worst
+        return Outcome(reward, res.cost, res.status, res.error)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _parse_result(path: Path, stdout: str) -> tuple[float | None, float | None, str | None]:
+    """Score and cost from the result file, else from the last ``mftune-score:`` line."""
+    cost = None
+    if path.exists() and path.stat().st_size:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as exc:
+            return None, None, f"result file is not valid JSON ({exc})"
+        if not isinstance(data, dict) or "score" not in data:
+            return None, None, 'result file must hold {"score": <number>}'
+        score, cost = data["score"], data.get("cost")
+        if cost is not None and not _is_finite(cost) or (cost is not None and cost < 0):
+            return None, None, f"reported cost is not a non-negative number: {cost!r}"
+    else:
+        lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
+        score_lines = [ln for ln in lines if ln.startswith(SCORE_PREFIX)]
+        if not score_lines:
+            return None, None, (f"no score: write {{\"score\": x}} to MFTUNE_RESULT_FILE or "
+                                f"print a last line '{SCORE_PREFIX} <float>'")
+        text = score_lines[-1][len(SCORE_PREFIX):].strip()
+        try:
+            score = float(text)
+        except ValueError:
+            return None, None, f"unparseable score {text!r}"
+    if not _is_finite(score):
+        return None, None, f"score is not a finite number: {score!r}"
+    return float(score), (None if cost is None else float(cost)), None
+
+
+def _is_finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)

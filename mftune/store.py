@@ -1,0 +1,491 @@
+"""The study store: one SQLite file per study, written so that nothing finished is lost.
+
+Tables (JSON text columns, never pickle):
+
+* ``study`` — one row: format version, creation time, the space, the
+  fidelities, the objective and direction, the algorithm and its settings,
+  the seed, the command (CLI studies) and a small ``state`` document.
+* ``arms`` — one row per candidate configuration (JSON).
+* ``pulls`` — one row per pull: its place in the study's canonical order
+  (``batch``, ``pos``), ``kind`` (``policy`` or ``calibration``), arm,
+  fidelity, status (``pending``/``running``/``done``/``failed``/``timed-out``),
+  score (the user's direction), reward (what the policy is told), cost,
+  start and end times, attempts, worker id and error text.
+* ``workers`` — the processes that have joined the study.
+
+Crash safety
+------------
+The file is opened in WAL mode with ``synchronous=FULL``; every change is one
+transaction (``BEGIN IMMEDIATE``), so a crash at any instant leaves either
+the state before or after it. A pull's row is written *before* it runs
+(``pending``, then ``running`` with the worker id when claimed) and updated
+when it ends; on resume, rows left ``running`` by a worker that no longer
+exists are put back to ``pending`` and run again — they are the only pulls
+that run twice, and they had not finished.
+
+Exact replay lives in :mod:`mftune.replay` (:meth:`StudyStore.replay`), the
+driver-side recorder in :mod:`mftune.recording`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .driver import Outcomes
+from .policies.base import Policy, Pulls
+from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
+
+__all__ = [
+    "FINISHED", "FORMAT_VERSION", "PullRow", "ReplayState", "StudyMismatchError",
+    "StudyStore", "batch_rewards", "new_worker_id", "replay",
+]
+
+FORMAT_VERSION = 1
+FINISHED = ("done", "failed", "timed-out")
+STATUSES = ("pending", "running", *FINISHED)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS study (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    format_version INTEGER NOT NULL,
+    created REAL NOT NULL,
+    space TEXT NOT NULL,
+    fidelities TEXT NOT NULL,
+    objective TEXT NOT NULL,
+    direction TEXT NOT NULL CHECK (direction IN ('maximize', 'minimize')),
+    algorithm TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    seed INTEGER,
+    spec TEXT NOT NULL,
+    state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS arms (
+    arm INTEGER PRIMARY KEY,
+    config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pulls (
+    id INTEGER PRIMARY KEY,
+    batch INTEGER NOT NULL,
+    pos INTEGER NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'policy',
+    arm INTEGER NOT NULL REFERENCES arms(arm),
+    fidelity INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN
+        ('pending', 'running', 'done', 'failed', 'timed-out')),
+    score REAL,
+    reward REAL,
+    cost REAL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL,
+    started REAL,
+    ended REAL,
+    worker TEXT,
+    error TEXT,
+    UNIQUE (batch, pos)
+);
+CREATE INDEX IF NOT EXISTS pulls_status ON pulls (status);
+CREATE TABLE IF NOT EXISTS workers (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started REAL NOT NULL,
+    seen REAL NOT NULL
+);
+"""
+
+_LIVE_TOKENS: set[str] = set()
+
+def new_worker_id() -> str:
+    """``host:pid:token``, unique per worker object; registered as alive in this process."""
+    wid = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    _LIVE_TOKENS.add(wid)
+    return wid
+
+
+def _worker_alive(worker: str | None) -> bool:
+    """Whether the worker that claimed a pull may still be running it."""
+    if not worker:
+        return False
+    try:
+        host, pid, _ = worker.rsplit(":", 2)
+        pid = int(pid)
+    except ValueError:
+        return False
+    if host != socket.gethostname():
+        return True  # cannot tell; SQLite studies are meant for one machine
+    if pid == os.getpid():
+        return worker in _LIVE_TOKENS
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a killed but unreaped child is a zombie: it runs nothing
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+@dataclass(frozen=True)
+class PullRow:
+    """One stored pull (see the module docstring for the columns)."""
+
+    id: int
+    batch: int
+    pos: int
+    kind: str
+    arm: int
+    fidelity: int
+    status: str
+    score: float | None
+    reward: float | None
+    cost: float | None
+    attempts: int
+    created: float
+    started: float | None
+    ended: float | None
+    worker: str | None
+    error: str | None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+
+_COLUMNS = ", ".join(PullRow.__dataclass_fields__)
+
+
+class StudyStore:
+    """A study file (SQLite, WAL): metadata, arms and one row per pull.
+
+    Open an existing study with ``StudyStore(path)``; create one with
+    :meth:`create`. Use one object per thread (SQLite connections are not
+    shared across threads).
+
+    Parameters
+    ----------
+    path : str or Path
+        The study file.
+    timeout : float, default=60
+        Seconds to wait for another process's write lock.
+    """
+
+    def __init__(self, path: str | os.PathLike, timeout: float = 60.0):
+        self.path = Path(path)
+        if not self.exists(self.path):
+            raise FileNotFoundError(f"{self.path}: no study there (create one with mftune tune)")
+        self._conn = self._connect(self.path, timeout)
+        version = self._conn.execute("SELECT format_version FROM study").fetchone()[0]
+        if version > FORMAT_VERSION:
+            raise ValueError(f"{self.path}: study format {version} is newer than this mftune "
+                             f"supports ({FORMAT_VERSION}); upgrade mftune")
+
+    @staticmethod
+    def _connect(path: Path, timeout: float) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None,
+                               check_same_thread=True)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        return conn
+
+    @staticmethod
+    def exists(path: str | os.PathLike) -> bool:
+        """Whether ``path`` holds a study (a file with a committed study row)."""
+        path = Path(path)
+        if not path.is_file():
+            return False
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+            try:
+                return conn.execute("SELECT COUNT(*) FROM study").fetchone()[0] == 1
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return False
+
+    @classmethod
+    def create(cls, path: str | os.PathLike, *, space, fidelities, objective: dict,
+               algorithm: str, settings: dict, seed, configs: Sequence[dict],
+               spec: dict | None = None, timeout: float = 60.0) -> StudyStore:
+        """Create a study file in one transaction (nothing is left if it fails).
+
+        Parameters
+        ----------
+        path : str or Path
+            Must not hold a study already.
+        space : JSON-able
+            The search space description.
+        fidelities : JSON-able
+            The fidelity description (name, values, ...).
+        objective : dict
+            ``name`` and ``direction`` (``"maximize"`` or ``"minimize"``).
+        algorithm : str
+            Registered policy name.
+        settings : dict
+            Policy settings (JSON); may be completed later (calibration).
+        seed : int or None
+        configs : sequence of dict
+            One configuration per arm.
+        spec : dict, optional
+            Anything else the runner needs to resume (command, timeouts...).
+        """
+        path = Path(path)
+        if cls.exists(path):
+            raise FileExistsError(f"{path}: a study exists there; resume it with "
+                                  f"'mftune resume {path}' or choose another path")
+        direction = objective.get("direction", "maximize")
+        if direction not in ("maximize", "minimize"):
+            raise ValueError(f"objective direction must be 'maximize' or 'minimize'; "
+                             f"got {direction!r}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = cls._connect(path, timeout)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("DELETE FROM pulls")
+            conn.execute("DELETE FROM arms")
+            conn.execute(
+                "INSERT INTO study VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (FORMAT_VERSION, time.time(), _dumps(space), _dumps(fidelities),
+                 _dumps(objective), direction, algorithm, _dumps(settings),
+                 None if seed is None else int(seed), _dumps(spec or {}), _dumps({})),
+            )
+            conn.executemany("INSERT INTO arms VALUES (?, ?)",
+                             [(i, _dumps(c)) for i, c in enumerate(configs)])
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.close()
+        return cls(path, timeout)
+
+    # -- metadata -------------------------------------------------------------
+    @property
+    def meta(self) -> dict:
+        """The study row, JSON columns decoded."""
+        cur = self._conn.execute("SELECT * FROM study")
+        row = dict(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
+        for key in ("space", "fidelities", "objective", "settings", "spec", "state"):
+            row[key] = json.loads(row[key])
+        return row
+
+    def configs(self) -> list[dict]:
+        """The arms' configurations, by arm index."""
+        return [json.loads(c) for (c,) in self._conn.execute(
+            "SELECT config FROM arms ORDER BY arm")]
+
+    def update_settings(self, settings: dict) -> None:
+        """Replace the policy settings (e.g. once the calibration has estimated them)."""
+        self._conn.execute("UPDATE study SET settings = ?", (_dumps(settings),))
+
+    def update_state(self, **entries) -> None:
+        """Merge entries into the study's ``state`` document (its own transaction)."""
+        with self.transaction():
+            state = json.loads(self._conn.execute("SELECT state FROM study").fetchone()[0])
+            state.update(entries)
+            self._conn.execute("UPDATE study SET state = ?", (_dumps(state),))
+
+    # -- transactions ---------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[StudyStore]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on error); re-entrant."""
+        if self._conn.in_transaction:
+            yield self
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    # -- pulls ----------------------------------------------------------------
+    def rows(self, min_batch: int | None = None, kind: str | None = None,
+             batch: int | None = None) -> list[PullRow]:
+        """Stored pulls in canonical order (batch, pos), optionally filtered."""
+        sql, args = f"SELECT {_COLUMNS} FROM pulls WHERE 1=1", []
+        if min_batch is not None:
+            sql += " AND batch >= ?"
+            args.append(int(min_batch))
+        if batch is not None:
+            sql += " AND batch = ?"
+            args.append(int(batch))
+        if kind is not None:
+            sql += " AND kind = ?"
+            args.append(kind)
+        return [PullRow(*r) for r in self._conn.execute(sql + " ORDER BY batch, pos", args)]
+
+    def insert_batch(self, batch: int, pulls: Pulls, *, kind: str = "policy", first_pos: int = 0,
+                     status: str = "pending", worker: str | None = None,
+                     if_absent: bool = False) -> list[int]:
+        """Insert rows for ``pulls`` as batch ``batch`` (positions from ``first_pos``).
+
+        With ``if_absent``, positions already stored are left alone (two
+        workers replaying the same study ask the same batch) and the ids of
+        the rows actually inserted are returned.
+        """
+        now = time.time()
+        running = status == "running"
+        verb = "INSERT OR IGNORE" if if_absent else "INSERT"
+        ids = []
+        with self.transaction():
+            for i, (arm, fid) in enumerate(pulls):
+                cur = self._conn.execute(
+                    f"{verb} INTO pulls (batch, pos, kind, arm, fidelity, status, attempts, "
+                    "created, started, worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (int(batch), first_pos + i, kind, int(arm), int(fid), status,
+                     int(running), now, now if running else None, worker))
+                if cur.rowcount:
+                    ids.append(cur.lastrowid)
+        return ids
+
+    def claim(self, ids: Sequence[int], worker: str) -> list[int]:
+        """Mark pending rows as running by ``worker``; return the ids actually claimed."""
+        claimed = []
+        now = time.time()
+        with self.transaction():
+            for i in ids:
+                cur = self._conn.execute(
+                    "UPDATE pulls SET status = 'running', worker = ?, started = ?, "
+                    "attempts = attempts + 1, ended = NULL, error = NULL "
+                    "WHERE id = ? AND status = 'pending'", (worker, now, int(i)))
+                if cur.rowcount:
+                    claimed.append(int(i))
+        return claimed
+
+    def finish(self, row_id: int, *, status: str, score: float | None, reward: float | None,
+               cost: float, error: str | None = None, worker: str | None = None) -> bool:
+        """Record the end of a pull; ignored (returns False) if ``worker`` lost the claim."""
+        if status not in FINISHED:
+            raise ValueError(f"status must be one of {', '.join(FINISHED)}; got {status!r}")
+        sql = ("UPDATE pulls SET status = ?, score = ?, reward = ?, cost = ?, ended = ?, "
+               "error = ? WHERE id = ? AND status = 'running'")
+        args = [status, _finite(score), _finite(reward), float(cost), time.time(), error,
+                int(row_id)]
+        if worker is not None:
+            sql += " AND worker = ?"
+            args.append(worker)
+        with self.transaction():
+            return bool(self._conn.execute(sql, args).rowcount)
+
+    def release_stale(self) -> int:
+        """Put back to ``pending`` the running pulls of workers that no longer exist."""
+        with self.transaction():
+            rows = self._conn.execute(
+                "SELECT id, worker FROM pulls WHERE status = 'running'").fetchall()
+            stale = [i for i, w in rows if not _worker_alive(w)]
+            self._conn.executemany(
+                "UPDATE pulls SET status = 'pending', worker = NULL WHERE id = ? "
+                "AND status = 'running'", [(i,) for i in stale])
+        return len(stale)
+
+    def register_worker(self, worker: str) -> None:
+        """Record (or refresh) a worker joining the study."""
+        host, pid, _ = worker.rsplit(":", 2)
+        now = time.time()
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO workers VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE "
+                "SET seen = excluded.seen", (worker, host, int(pid), now, now))
+
+    def repeat_index(self, row: PullRow) -> int:
+        """How many pulls of the same kind, arm and fidelity come before ``row`` in the study."""
+        (n,) = self._conn.execute(
+            "SELECT COUNT(*) FROM pulls WHERE arm = ? AND fidelity = ? AND kind = ? AND "
+            "(batch < ? OR (batch = ? AND pos < ?))",
+            (row.arm, row.fidelity, row.kind, row.batch, row.batch, row.pos)).fetchone()
+        return int(n)
+
+    def n_started(self) -> int:
+        """Pulls that have been claimed at least once (running or finished)."""
+        (n,) = self._conn.execute(
+            "SELECT COUNT(*) FROM pulls WHERE status != 'pending'").fetchone()
+        return int(n)
+
+    def replay(self, policy: Policy, *, error_reward: float | None = None) -> ReplayState:
+        """Tell ``policy`` (fresh, with the study's seed) the study's complete batches.
+
+        See :func:`replay`; the returned state holds the first incomplete
+        batch (outstanding in the policy) and its stored rows, so the caller
+        re-issues exactly the pulls that had not finished.
+        """
+        return replay(policy, self.rows(kind="policy"), error_reward=error_reward)
+
+    def record_batch(self, pulls: Pulls, outcomes: Outcomes, policy: Policy | None = None,
+                     *, sign: float = 1.0) -> None:
+        """Driver callback: store a batch that has just been told, in one transaction.
+
+        ``mftune.driver.run(..., callbacks=[store.record_batch])`` records an
+        in-process study after each batch (a crash loses at most the batch in
+        flight, which a resume runs again). :class:`RecordingEvaluator` also
+        writes the rows *before* the batch runs.
+        """
+        now = time.time()
+        with self.transaction():
+            (last,) = self._conn.execute(
+                "SELECT COALESCE(MAX(batch), -1) FROM pulls WHERE kind = 'policy'").fetchone()
+            for i, (arm, fid) in enumerate(pulls):
+                ok = outcomes.status[i] == "done"
+                reward = float(outcomes.rewards[i])
+                self._conn.execute(
+                    "INSERT INTO pulls (batch, pos, kind, arm, fidelity, status, score, reward, "
+                    "cost, attempts, created, started, ended, error) "
+                    "VALUES (?, ?, 'policy', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+                    (last + 1, i, int(arm), int(fid), outcomes.status[i],
+                     sign * reward if ok else None, reward, float(outcomes.costs[i]), now, now,
+                     now, outcomes.errors[i]))
+
+    def spent(self) -> float:
+        """Summed cost of the finished pulls (calibration included)."""
+        (cost,) = self._conn.execute(
+            "SELECT COALESCE(SUM(cost), 0) FROM pulls WHERE status IN "
+            "('done', 'failed', 'timed-out')").fetchone()
+        return float(cost)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def __enter__(self) -> StudyStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"StudyStore({str(self.path)!r})"
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, allow_nan=False, default=_json_default)
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return repr(value)
+
+
+def _finite(x):
+    return None if x is None or not np.isfinite(x) else float(x)

@@ -1,0 +1,164 @@
+"""What a study file says: progress per fidelity, the best so far, the timeline, a CSV.
+
+Everything here only reads the study (a read-only replay of the complete
+batches into a fresh policy), so ``mftune status`` can run while workers are
+busy.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from .replay import replay
+from .store import FINISHED, StudyStore
+from .study import Study
+
+__all__ = ["export_csv", "study_summary"]
+
+
+def _best(policy, sign: float) -> dict:
+    arm = int(policy.recommend())
+    counts = policy.stats.counts[:, arm]
+    with_data = np.flatnonzero(counts > 0)
+    if with_data.size == 0:
+        return {"arm": arm, "score": None, "fidelity": None, "n": 0}
+    m = int(with_data[-1])
+    return {"arm": arm, "score": float(sign * policy.stats.sums[m, arm] / counts[m]),
+            "fidelity": m, "n": int(counts[m])}
+
+
+def _statement(policy, settings: dict, reason_done: bool, k: int) -> str:
+    delta = settings["delta"]
+    alive = int(policy.active.sum())
+    if not reason_done:
+        return (f"not certified yet: {alive} of {k} configurations remain; the "
+                "recommendation is the empirical best so far")
+    est = settings.get("estimated") or []
+    bounds = ", ".join(f"{b}={np.round(settings[b], 4).tolist()}" for b in ("sigma", "xi",
+                                                                           "gamma")
+                       if settings.get(b) is not None)
+    if alive > 1:
+        what = f"within epsilon={settings.get('epsilon')} of the best"
+    else:
+        what = "the best"
+    cond = (f"assuming {bounds}" + (f" ({', '.join(est)} estimated by calibration: the "
+                                     "guarantee holds only if the estimates do)" if est
+                                     else " (given in the space file)"))
+    return (f"with probability >= {1 - delta:g} (delta={delta:g}) this is {what} of the "
+            f"{k} sampled configurations, {cond}")
+
+
+def study_summary(path) -> dict:
+    """Summarise a study file.
+
+    Returns
+    -------
+    dict
+        ``study`` (algorithm, direction, objective, fidelity, command, created),
+        ``status`` (``"calibrating"``, ``"running"`` or ``"finished"``),
+        ``fidelities`` (one dict per fidelity: value, pulls finished/failed/
+        running/pending, cost, arms that reached it, arms eliminated there),
+        ``pulls``, ``failed``, ``cost``, ``calibration``, ``settings``,
+        ``best`` (arm, config, score, fidelity, n), ``statement``, and
+        ``timeline`` (one entry per told batch: cumulative cost, fidelity,
+        survivors, best score).
+    """
+    with StudyStore(path) as store:
+        study = Study(store)
+        rows = store.rows()
+        meta = store.meta
+    k, n_fid = len(study.configs), study.n_fidelities
+    values = study.spec.fidelity["values"]
+    cal_rows = [r for r in rows if r.kind == "calibration"]
+    pol_rows = [r for r in rows if r.kind == "policy"]
+    out = {
+        "study": {"path": str(path), "algorithm": study.algorithm,
+                  "direction": meta["direction"], "objective": study.spec.objective["name"],
+                  "fidelity": study.spec.fidelity["name"], "values": values,
+                  "n_candidates": k, "seed": study.seed, "command": study.command,
+                  "created": meta["created"]},
+        "pulls": sum(r.finished for r in rows),
+        "failed": sum(r.status in ("failed", "timed-out") for r in rows),
+        "running": sum(r.status == "running" for r in rows),
+        "cost": float(sum(r.cost or 0.0 for r in rows if r.finished)),
+        "calibration": None, "settings": None, "best": None, "timeline": [],
+    }
+    if study.calibrate:
+        out["calibration"] = {"pulls": sum(r.finished for r in cal_rows),
+                              "planned": len(study.calibration_plan()),
+                              "cost": float(sum(r.cost or 0.0 for r in cal_rows if r.finished))}
+    try:
+        settings = study.settings(cal_rows)
+    except ValueError as exc:
+        settings = None
+        out["error"] = str(exc)
+    fid_table = []
+    for m in range(n_fid):
+        at = [r for r in rows if r.fidelity == m]
+        fid_table.append({
+            "fidelity": m, "value": values[m],
+            "pulls": sum(r.finished for r in at),
+            "failed": sum(r.status in ("failed", "timed-out") for r in at),
+            "running": sum(r.status == "running" for r in at),
+            "pending": sum(r.status == "pending" for r in at),
+            "cost": float(sum(r.cost or 0.0 for r in at if r.finished)),
+            "arms": len({r.arm for r in at if r.kind == "policy" and r.finished}),
+            "eliminated": 0,
+        })
+    out["fidelities"] = fid_table
+    if settings is None:
+        out["status"] = "calibrating" if "error" not in out else "calibration-failed"
+        return out
+    out["settings"] = settings
+    policy = study.new_policy(settings)
+    cost = float(sum(r.cost or 0.0 for r in cal_rows if r.finished))
+    by_batch: dict[int, list] = {}
+    for r in pol_rows:
+        by_batch.setdefault(r.batch, []).append(r)
+    worst: dict = {}
+    b = study.first_batch
+    while b in by_batch and not policy.done:
+        state = replay(policy, by_batch[b], first_batch=b, error_reward=study.error_reward,
+                       worst=worst)
+        if state.batch == b:  # incomplete batch: stop here (it stays outstanding)
+            break
+        cost += float(sum(r.cost or 0.0 for r in by_batch[b]))
+        best = _best(policy, study.sign)
+        out["timeline"].append({"batch": b, "fidelity": int(by_batch[b][0].fidelity),
+                                "cost": cost, "survivors": int(policy.active.sum()),
+                                "best_arm": best["arm"], "best_score": best["score"]})
+        b = state.batch
+    for m in range(n_fid):
+        fid_table[m]["eliminated"] = int(np.sum(policy.eliminated_fidelity == m))
+    alive = int(policy.active.sum())
+    done = bool(policy.done)
+    best = _best(policy, study.sign)
+    best["config"] = study.configs[best["arm"]]
+    out.update(status="finished" if done else "running", alive=alive, best=best,
+               statement=_statement(policy, settings, done, k))
+    return out
+
+
+def export_csv(path, csv_path) -> int:
+    """Write one CSV row per pull (with the arm's parameters); return the row count."""
+    with StudyStore(path) as store:
+        study = Study(store)
+        rows = store.rows()
+    names = study.spec.space.names
+    values = study.spec.fidelity["values"]
+    header = ["id", "batch", "pos", "kind", "arm", *names, "fidelity", "fidelity_value",
+              "status", "score", "cost", "attempts", "started", "ended", "worker", "error"]
+    with Path(csv_path).open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        for r in rows:
+            cfg = study.configs[r.arm]
+            w.writerow([r.id, r.batch, r.pos, r.kind, r.arm, *(cfg.get(n) for n in names),
+                        r.fidelity, values[r.fidelity], r.status,
+                        "" if r.score is None else r.score,
+                        "" if r.cost is None else r.cost, r.attempts, r.started, r.ended,
+                        r.worker, (r.error or "")[-300:] if r.status in FINISHED else ""])
+    return len(rows)

@@ -1,0 +1,228 @@
+"""SE, IISE, IISE-γ and MFE: thresholds, guarantees, replayability, validation."""
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from mftune.benchmarks.bandits import GaussianBandit, SimulatedBandit
+from mftune.benchmarks.iise_domains import (
+    SYNTHETIC_A,
+    SYNTHETIC_B,
+    YAHTZEE_XI,
+    make_iise_synthetic,
+    yahtzee,
+)
+from mftune.benchmarks.simulate import simulate_policy
+from mftune.policies import IISE, MFE, IISEGamma, Pulls, SuccessiveElimination
+from mftune.policies.elimination import iise_thresholds
+
+YAHTZEE_COSTS = 12.0 ** np.arange(5, 13)
+
+
+@pytest.mark.parametrize(
+    ("costs", "bias", "factor", "expected"),
+    [
+        (SYNTHETIC_A["costs"], SYNTHETIC_A["xi"], 4, [1.71116, 0.39680, 0.01942, 0]),
+        (SYNTHETIC_A["costs"], SYNTHETIC_A["gamma"], 2, [0.23124, 0.04532, 0.00092, 0]),
+        (SYNTHETIC_B["costs"], SYNTHETIC_B["xi"], 4, [2.8, 1.38, 0.378, 0.042, 0]),
+        (SYNTHETIC_B["costs"], SYNTHETIC_B["gamma"], 2, [0.4, 0.18, 0.018, 0.002, 0]),
+        (YAHTZEE_COSTS, YAHTZEE_XI, 4,
+         [0.13793, 0.09783, 0.07144, 0.05329, 0.04037, 0.03096, 0.02396, 0]),
+        (YAHTZEE_COSTS, YAHTZEE_XI, 2,
+         [0.06897, 0.04892, 0.03572, 0.02664, 0.02019, 0.01548, 0.01198, 0]),
+    ],
+)
+def test_thresholds_match_algorithms_table(costs, bias, factor, expected):
+    # ALGORITHMS.md section 6 lists alpha_m to 5 decimals.
+    np.testing.assert_allclose(iise_thresholds(costs, bias, factor), expected, atol=6e-6)
+
+
+def _policies(env, delta=0.001, c=0.1):
+    return {
+        "SE": SuccessiveElimination(env.n_arms, env.costs, delta, env.variance_proxy),
+        "IISE": IISE(env.n_arms, env.costs, env.xi, delta, env.variance_proxy),
+        "IISE-gamma": IISEGamma(env.n_arms, env.costs, env.gamma, delta, env.variance_proxy),
+        "MFE": MFE(env.n_arms, env.costs, env.xi, c, delta, env.variance_proxy),
+    }
+
+
+def _small_instance(seed, n_arms=6, min_gap=0.3):
+    """A clean instance (bounds hold exactly), 3 fidelities, gaps of at least ``min_gap``."""
+    env = make_iise_synthetic(n_arms, [1, 4, 16], [0.6, 0.2, 0.0], [0.3, 0.1, 0.0],
+                              mode="clean", random_state=seed)
+    rng = np.random.default_rng(seed)
+    mu = -np.cumsum(rng.uniform(min_gap, 3 * min_gap, n_arms))
+    mu = rng.permutation(mu - mu.max())
+    bias = env.theta - env.theta[-1]
+    return GaussianBandit(mu + bias, env.costs, 1.0, env.xi, env.gamma)
+
+
+class _NoiseFree(SimulatedBandit):
+    def _noisy(self, means, rng):
+        return np.array(means, dtype=float)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_best_arm_never_eliminated_without_noise(seed):
+    # With exact means and bounds that hold, the best arm's upper bound is
+    # always >= every lower bound, so no algorithm may drop it.
+    base = _small_instance(seed, n_arms=8)
+    env = _NoiseFree(base.theta, base.costs, base.xi, base.gamma, 1.0)
+    # MFE's correctness does not depend on c; c = 1 keeps its phases short.
+    for name, pol in _policies(env, delta=0.05, c=1.0).items():
+        rec = simulate_policy(pol, env, seed, name=name)
+        assert pol.active[env.best_arm], name
+        assert rec.correct, name
+        assert pol.eliminated_round[env.best_arm] == -1
+
+
+def test_delta_correctness_on_small_instances():
+    # Each run errs with probability <= delta = 0.2 (the theorem; in practice
+    # far less). Over 150 seeded runs per algorithm the error count is then
+    # stochastically below Binomial(150, 0.2), whose 0.999 quantile is the bound.
+    n_runs, delta = 150, 0.2
+    bound = binom.ppf(0.999, n_runs, delta)
+    errors = {}
+    for run in range(n_runs):
+        env = _small_instance(1000 + run, n_arms=4, min_gap=0.2)
+        for name, pol in _policies(env, delta=delta, c=1.0).items():
+            rec = simulate_policy(pol, env, run, name=name)
+            errors[name] = errors.get(name, 0) + (not rec.correct)
+    for name, n_err in errors.items():
+        assert n_err <= bound, (name, n_err, bound)
+
+
+def test_block_path_equals_round_by_round():
+    # The simulator's block rounds must take exactly the decisions of plain
+    # ask/tell with the same generator: same counts, eliminations and answer.
+    env = make_iise_synthetic(60, [1, 10, 100], [0.8, 0.2, 0.0], [0.2, 0.05, 0.0],
+                              random_state=3)
+    for name in ("SE", "IISE", "IISE-gamma", "MFE"):
+        fast = _policies(env, 0.05, c=1.0)[name]
+        slow = _policies(env, 0.05, c=1.0)[name]
+        simulate_policy(fast, env, 11, fast=True, shortcuts=False)
+        simulate_policy(slow, env, 11, fast=False, shortcuts=False)
+        np.testing.assert_array_equal(fast.stats.counts, slow.stats.counts, err_msg=name)
+        np.testing.assert_array_equal(fast.eliminated_round, slow.eliminated_round)
+        np.testing.assert_allclose(fast.stats.sums, slow.stats.sums, rtol=0, atol=0)
+        assert fast.recommend() == slow.recommend()
+
+
+def test_replayable_same_tells_same_asks():
+    env = _small_instance(5)
+    rng = np.random.default_rng(0)
+    a = IISE(env.n_arms, env.costs, env.xi, 0.05, random_state=1)
+    b = IISE(env.n_arms, env.costs, env.xi, 0.05, random_state=1)
+    for _ in range(400):
+        if a.done:
+            break
+        pa, pb = a.ask(), b.ask()
+        np.testing.assert_array_equal(pa.arms, pb.arms)
+        np.testing.assert_array_equal(pa.fidelities, pb.fidelities)
+        rewards = env.pull(pa.arms, pa.fidelities, rng)
+        a.tell(pa, rewards)
+        b.tell(pb, rewards)
+    assert b.done == a.done and a.recommend() == b.recommend()
+
+
+def test_partial_tells_complete_a_round():
+    env = _small_instance(2)
+    pol = IISE(env.n_arms, env.costs, env.xi, 0.05)
+    batch = pol.ask()
+    assert len(batch) == env.n_arms and np.all(batch.fidelities == 0)
+    assert len(pol.ask()) == 0  # everything outstanding
+    rng = np.random.default_rng(0)
+    half = batch[:3]
+    pol.tell(half, env.pull(half.arms, half.fidelities, rng))
+    assert pol.n_rounds == 0 and pol.n_pending == env.n_arms - 3
+    rest = batch[3:]
+    pol.tell(rest, env.pull(rest.arms, rest.fidelities, rng))
+    assert pol.n_rounds == 1 and pol.n_pending == 0
+    with pytest.raises(ValueError, match="not asked"):
+        pol.tell(rest, np.zeros(len(rest)))
+
+
+def test_summary_records_eliminations_and_costs():
+    env = _small_instance(7)
+    pol = IISE(env.n_arms, env.costs, env.xi, 0.05)
+    rec = simulate_policy(pol, env, 0)
+    s = pol.summary()
+    assert s.done and s.recommendation == rec.recommendation
+    alive = s.eliminated_round == -1
+    assert alive.sum() == 1 and alive[s.recommendation]
+    assert np.all(s.eliminated_fidelity[~alive] >= 0)
+    assert s.total_cost == pytest.approx(np.dot(s.pulls_per_fidelity, env.costs))
+
+
+def test_epsilon_stopping_returns_near_optimal_arm():
+    # Two arms 0.01 apart would take SE very long; with epsilon = 0.2 the
+    # [RECON] rule stops once 2B <= epsilon and any answer is 0.2-optimal.
+    theta = np.array([[0.0, 0.01, -1.0]])
+    env = GaussianBandit(theta, [1.0])
+    pol = SuccessiveElimination(3, [1.0], 0.05, epsilon=0.2)
+    rec = simulate_policy(pol, env, 0)
+    assert pol.stopped_early_ and rec.recommendation in (0, 1)
+    assert 2 * pol.radius([pol.t_])[0] <= 0.2
+
+
+def test_yahtzee_iise_matches_paper_on_few_runs():
+    # Table 1: IISE 0.53 % of SE (per-run spread ~0.05, so 8 runs stay within 10 %).
+    env = yahtzee()
+    ratios = []
+    for run in range(8):
+        se = simulate_policy(_policies(env)["SE"], env, run)
+        iise = simulate_policy(_policies(env)["IISE"], env, run)
+        assert se.correct and iise.correct
+        ratios.append(100 * iise.cost / se.cost)
+    assert np.mean(ratios) == pytest.approx(0.53, rel=0.10)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"costs": [1, -1, 10]}, "costs must be positive"),
+        ({"costs": [1, 10, 5]}, "costs must be strictly increasing"),
+        ({"xi": [0.5, 0.6, 0.0]}, "xi must be strictly decreasing"),
+        ({"xi": [0.5, 0.2, 0.1]}, "xi must end with 0"),
+        ({"xi": [0.5, 0.0]}, "xi must have one entry per fidelity"),
+        ({"delta": 0.0}, r"delta must lie in the interval \(0, 1\)"),
+        ({"delta": 1.5}, r"delta must lie in the interval \(0, 1\)"),
+        ({"variance_proxy": 0.0}, "variance_proxy must be > 0"),
+        ({"n_arms": 1}, "n_arms must be an integer >= 2"),
+    ],
+)
+def test_invalid_policy_arguments(kwargs, match):
+    args = {"n_arms": 4, "costs": [1, 4, 16], "xi": [0.5, 0.2, 0.0], "delta": 0.1,
+            "variance_proxy": 1.0} | kwargs
+    with pytest.raises(ValueError, match=match):
+        IISE(**args)
+
+
+def test_invalid_gamma_and_mfe_constant():
+    with pytest.raises(ValueError, match="gamma must be strictly decreasing"):
+        IISEGamma(4, [1, 4], [0.0, 0.0])
+    with pytest.raises(ValueError, match="c must be > 0"):
+        MFE(4, [1, 4], [0.5, 0.0], c=0)
+
+
+@pytest.mark.parametrize(
+    ("theta", "kw", "match"),
+    [
+        (np.zeros(5), {}, "theta must be a 2-D array"),
+        (np.zeros((2, 1)), {}, "theta must be a 2-D array"),
+        (np.zeros((3, 4)), {}, "costs must have one entry per fidelity"),
+        (np.zeros((2, 4)), {"sigma": 0.0}, "sigma must be > 0"),
+        (np.zeros((2, 4)), {"sigma": -1.0}, "sigma must be > 0"),
+        (np.zeros((2, 4)), {"xi": [1.0]}, "xi must have one entry per fidelity"),
+    ],
+)
+def test_invalid_environment(theta, kw, match):
+    with pytest.raises(ValueError, match=match):
+        GaussianBandit(theta, [1.0, 2.0], **kw)
+
+
+def test_pulls_validation():
+    with pytest.raises(ValueError, match="same length"):
+        Pulls([0, 1, 2], [0, 1])
+    p = Pulls([0, 1, 2], 1)
+    assert list(p) == [(0, 1), (1, 1), (2, 1)]

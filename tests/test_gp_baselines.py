@@ -1,0 +1,135 @@
+"""GP-UCB, EI, DiRect, MF-NAIVE, random search; the continuous protocol; GP helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import direct
+
+from mftune.benchmarks.mf_functions import get_mf_function
+from mftune.benchmarks.mf_synthetic import FunctionEvaluator, run_one, simple_regret
+from mftune.driver import run
+from mftune.policies.direct_search import DirectSearch
+from mftune.policies.ei import ExpectedImprovement
+from mftune.policies.gp import FidelityGP, maximise_acquisition
+from mftune.policies.gp_ucb import GPUCB
+from mftune.policies.mf_naive import MFNaive
+from mftune.policies.random_search import RandomSearch
+from mftune.radii import gp_ucb_beta
+
+FN = get_mf_function("currin")
+
+
+@pytest.mark.parametrize("cls", [GPUCB, ExpectedImprovement, DirectSearch, RandomSearch])
+def test_single_fidelity_methods_query_the_target_only(cls):
+    pol = cls(2, FN.costs, capital=200.0, random_state=0)
+    res = run(pol, FunctionEvaluator(FN), budget=200.0)
+    assert np.all(pol.history()["fidelities"] == 1)
+    assert res.n_pulls == 20 and res.total_cost == pytest.approx(200.0)
+    assert 0 <= res.recommendation < 20
+
+
+@pytest.mark.parametrize("cls", [GPUCB, ExpectedImprovement])
+def test_gp_methods_beat_random_on_currin(cls):
+    # measured at 30 evaluations, seeds 0..4: GP-UCB <= 0.025, EI <= 0.003, random up to 1.7
+    pol = cls(2, FN.costs, capital=300.0, random_state=1)
+    run(pol, FunctionEvaluator(FN), budget=300.0)
+    X, _ = pol.observations(1)
+    assert FN.f_opt - FN(X).max() < 0.05
+
+
+def test_gp_ucb_is_replayable():
+    a, b = (GPUCB(2, FN.costs, capital=150.0, random_state=3) for _ in range(2))
+    for p in (a, b):
+        run(p, FunctionEvaluator(FN), budget=150.0)
+    np.testing.assert_array_equal(a.X_, b.X_)
+
+
+def test_direct_replays_scipy_direct_exactly():
+    seen = []
+
+    def f(x):
+        seen.append(np.array(x))
+        return -FN(np.asarray(x)[None, :], 1)[0]
+
+    direct(f, [(0.0, 1.0)] * 2, maxfun=25, locally_biased=False, vol_tol=0.0, len_tol=0.0)
+    pol = DirectSearch(2, FN.costs, capital=10.0 * 25)
+    run(pol, FunctionEvaluator(FN), budget=10.0 * 25)
+    np.testing.assert_allclose(pol.X_[:25], np.array(seen[:25]))
+
+
+def test_mf_naive_ranks_low_fidelity_points():
+    pol = MFNaive(2, FN.costs, capital=400.0, n_low=30, random_state=0)
+    run(pol, FunctionEvaluator(FN), budget=400.0)  # 30 low + 37 top: ranking runs out
+    fids = pol.history()["fidelities"]
+    assert np.all(fids[:30] == 0) and np.all(fids[30:] == 1)
+    X0, y0 = pol.observations(0)
+    X1, _ = pol.observations(1)
+    order = np.argsort(-y0, kind="stable")
+    np.testing.assert_array_equal(X1[:30], X0[order])
+    assert pol.phase_ == "top"  # then GP-UCB continued at the target
+
+
+def test_fidelity_gp_matches_sklearn_predict_and_interpolates():
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 2))
+    y = FN(X, 1)
+    gp = FidelityGP(2).fit(X, y, True, rng)
+    Xq = rng.random((40, 2))
+    mu, sd = gp.predict(Xq)
+    mu_ref, sd_ref = gp.gpr_.predict(Xq, return_std=True)
+    np.testing.assert_allclose(mu, mu_ref + gp.prior_, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(sd, sd_ref, rtol=1e-6, atol=1e-6)
+    mu_obs, sd_obs = gp.predict(X)
+    assert np.max(np.abs(mu_obs - y)) < 1e-2 * np.ptp(y)
+    assert np.all(sd_obs < 0.05 * np.sqrt(gp.amplitude_))
+
+
+def test_maximise_acquisition_finds_a_known_maximum():
+    target = np.array([0.3, 0.8, 0.55])
+
+    def acq(X):
+        return -np.sum((X - target) ** 2, axis=1)
+
+    for method in ("lbfgsb", "direct"):
+        x, v = maximise_acquisition(acq, 3, np.random.default_rng(0), method=method)
+        np.testing.assert_allclose(x, target, atol=2e-3)
+    with pytest.raises(ValueError, match="method must be one of"):
+        maximise_acquisition(acq, 3, np.random.default_rng(0), method="grid")
+
+
+def test_beta_forms():
+    np.testing.assert_allclose(gp_ucb_beta([1, 10], 3), 0.2 * 3 * np.log(2 * 3 * np.array([1, 10])))
+    theory = gp_ucb_beta(np.arange(1, 50), 3, "theory", 0.05, 2)
+    assert np.all(np.diff(theory) > 0) and theory[0] > gp_ucb_beta(1, 3)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        gp_ucb_beta(1, 2, "wide")
+
+
+def test_continuous_protocol_edges():
+    pol = RandomSearch(2, FN.costs, random_state=0, batch_size=3)
+    assert pol.recommend() == -1 and pol.recommend_point() is None and not pol.done
+    pulls = pol.ask()
+    assert pulls.points.shape == (3, 2) and pulls.arms.tolist() == [0, 1, 2]
+    pol.cancel(pulls[2:])
+    with pytest.raises(ValueError, match="not outstanding"):
+        pol.cancel(pulls[2:])
+    pol.tell(pulls[:2], FN(pulls.points[:2], 1))
+    with pytest.raises(ValueError, match="not asked"):
+        pol.tell(pulls[:1], [1.0])
+    assert pol.summary().pulls_per_fidelity.tolist() == [0, 2]
+    for bad in ({"n_dims": 0}, {"costs": [1.0, 1.0]}, {"batch_size": 0}):
+        kw = {"n_dims": 2, "costs": FN.costs, **bad}
+        with pytest.raises(ValueError):
+            RandomSearch(kw.pop("n_dims"), kw.pop("costs"), **kw)
+    with pytest.raises(ValueError, match="fidelity must be an integer"):
+        GPUCB(2, FN.costs, fidelity=2)
+
+
+def test_simple_regret_reads_the_history():
+    rec = run_one("currin", "random", 20, seed=0)
+    caps = [5.0, 100.0, 200.0]
+    S = simple_regret(rec, caps, FN.f_opt, f_worst=0.0)
+    assert S[0] == pytest.approx(FN.f_opt)  # nothing at the target before Λ = 10
+    assert S[1] >= S[2] >= 0  # non-increasing in the capital
+    assert S[2] == pytest.approx(FN.f_opt - rec.target_values.max())
