@@ -409,7 +409,36 @@ class SuccessiveElimination(PhasedElimination):
         )
 
 
-class IISE(PhasedElimination):
+class _BoundedElimination(PhasedElimination):
+    """Shared constructor of the policies driven by bias bounds (IISE, IISE-γ, MFE).
+
+    Subclasses name their bound (``_bias_name``) and say how thresholds and
+    elimination widths follow from costs and bounds (``_derive_bounds``); the
+    same rule serves construction and :meth:`update_bounds`.
+    """
+
+    _bias_name = "xi"
+
+    def __init__(self, n_arms, costs, bias, delta, variance_proxy, epsilon, random_state):
+        costs = check_costs(costs)
+        bias = check_bias(bias, self._bias_name, costs.size)
+        self._set_bias(bias)
+        thresholds, widths = self._derive_bounds(costs, bias)
+        super().__init__(
+            n_arms, costs, delta, variance_proxy, thresholds=thresholds, widths=widths,
+            phases=np.arange(costs.size),
+            delta_prime=check_delta(delta) / (n_arms * costs.size), epsilon=epsilon,
+            random_state=random_state,
+        )
+
+    def _current_bias(self):
+        return getattr(self, self._bias_name)
+
+    def _set_bias(self, bias):
+        setattr(self, self._bias_name, bias)
+
+
+class IISE(_BoundedElimination):
     """IISE with known maximal biases ξ (Poiani et al. 2022, Alg. 1).
 
     Uses ``δ' = δ/(K M)``, eliminates arm ``i`` iff
@@ -433,28 +462,13 @@ class IISE(PhasedElimination):
 
     def __init__(self, n_arms, costs, xi, delta=0.001, variance_proxy=1.0, epsilon=None,
                  random_state=None):
-        costs = check_costs(costs)
-        xi = check_bias(xi, "xi", costs.size)
-        self.xi = xi
-        super().__init__(
-            n_arms, costs, delta, variance_proxy,
-            thresholds=iise_thresholds(costs, xi, 4.0), widths=2.0 * xi,
-            phases=np.arange(costs.size),
-            delta_prime=check_delta(delta) / (n_arms * costs.size), epsilon=epsilon,
-            random_state=random_state,
-        )
-
-    def _current_bias(self):
-        return self.xi
-
-    def _set_bias(self, bias):
-        self.xi = bias
+        super().__init__(n_arms, costs, xi, delta, variance_proxy, epsilon, random_state)
 
     def _derive_bounds(self, costs, bias):
         return iise_thresholds(costs, bias, 4.0), 2.0 * bias
 
 
-class IISEGamma(PhasedElimination):
+class IISEGamma(_BoundedElimination):
     """IISE-γ: IISE driven by bounds on the bias *variation* (Poiani et al. 2022, Sec. 5).
 
     ``γ_m = max_{i,j} |ξ_{i,m} − ξ_{j,m}|`` (or any upper bound ``φ_m >= γ_m``).
@@ -473,30 +487,17 @@ class IISEGamma(PhasedElimination):
     random_state : None
     """
 
+    _bias_name = "gamma"
+
     def __init__(self, n_arms, costs, gamma, delta=0.001, variance_proxy=1.0, epsilon=None,
                  random_state=None):
-        costs = check_costs(costs)
-        gamma = check_bias(gamma, "gamma", costs.size)
-        self.gamma = gamma
-        super().__init__(
-            n_arms, costs, delta, variance_proxy,
-            thresholds=iise_thresholds(costs, gamma, 2.0), widths=gamma,
-            phases=np.arange(costs.size),
-            delta_prime=check_delta(delta) / (n_arms * costs.size), epsilon=epsilon,
-            random_state=random_state,
-        )
-
-    def _current_bias(self):
-        return self.gamma
-
-    def _set_bias(self, bias):
-        self.gamma = bias
+        super().__init__(n_arms, costs, gamma, delta, variance_proxy, epsilon, random_state)
 
     def _derive_bounds(self, costs, bias):
         return iise_thresholds(costs, bias, 2.0), bias.copy()
 
 
-class MFE(PhasedElimination):
+class MFE(_BoundedElimination):
     """MFE ("maximum fidelity exploit"), the naive multi-fidelity baseline of Poiani et al.
 
     IISE's elimination rule with ``α_m = c ξ_m`` for ``m < M``: it leaves a
@@ -518,22 +519,8 @@ class MFE(PhasedElimination):
 
     def __init__(self, n_arms, costs, xi, c=0.1, delta=0.001, variance_proxy=1.0,
                  epsilon=None, random_state=None):
-        costs = check_costs(costs)
-        xi = check_bias(xi, "xi", costs.size)
-        self.xi = xi
         self.c = check_positive(c, "c")
-        super().__init__(
-            n_arms, costs, delta, variance_proxy,
-            thresholds=self.c * xi, widths=2.0 * xi, phases=np.arange(costs.size),
-            delta_prime=check_delta(delta) / (n_arms * costs.size), epsilon=epsilon,
-            random_state=random_state,
-        )
-
-    def _current_bias(self):
-        return self.xi
-
-    def _set_bias(self, bias):
-        self.xi = bias
+        super().__init__(n_arms, costs, xi, delta, variance_proxy, epsilon, random_state)
 
     def _derive_bounds(self, costs, bias):
         return self.c * bias, 2.0 * bias
