@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 __all__ = [
+    "check_batch_size",
     "check_bias",
     "check_costs",
     "check_delta",
@@ -72,6 +73,14 @@ def check_positive(value, name: str, *, strict: bool = True) -> float:
         bound = "> 0" if strict else ">= 0"
         raise ValueError(f"{name} must be {bound}; got {value!r}")
     return value
+
+
+def check_batch_size(value, name: str = "batch_size") -> int:
+    """Check a number of pulls per batch: an integer ``>= 1``."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral | np.integer)
+            or value < 1):
+        raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+    return int(value)
 
 
 def check_costs(costs, name: str = "costs", n_fidelities: int | None = None) -> np.ndarray:

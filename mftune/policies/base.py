@@ -10,8 +10,25 @@ for a batch, has an evaluator run it, and tells the results back::
     policy.recommend()                   # current best arm
 
 Statistics live in ``(n_fidelities, n_arms)`` numpy arrays. A policy is
-replayable: with the same ``random_state`` and the same sequence of tells it
-asks the same pulls, which is what makes resuming a study exact.
+replayable: with the same ``random_state``, the same batch size and the same
+sequence of tells it asks the same pulls, which is what makes resuming a
+study exact.
+
+Batch size
+----------
+``ask(n)`` asks for a batch of about ``n`` pulls (``n`` workers to keep
+busy); ``ask()`` uses the policy's :attr:`~Policy.batch_size` (a constructor
+parameter of the policies that have a batch rule, 1 otherwise). How a policy
+honours ``n`` depends on its natural batch (docs/parallel.md):
+
+* a round (IISE, IISE-γ, MFE, SE, Wang's elimination): the whole round,
+  whatever ``n`` — it is already as parallel as the algorithm allows;
+* one or two pulls (LUCB, MF-UCB, UCB, the GP policies): a *batch rule* fills
+  the batch up to ``n`` distinct pulls; with ``n = 1`` (LUCB: ``n <= 2``)
+  the policy is exactly the sequential algorithm of its paper.
+
+Store ``batch_size`` with a study (it is part of the policy's settings):
+replay asks with ``ask()``, so a fixed batch size replays exactly.
 """
 
 from __future__ import annotations
@@ -20,6 +37,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .._validation import check_batch_size
 
 __all__ = ["ArmStats", "Policy", "PolicySummary", "Pulls"]
 
@@ -226,12 +245,25 @@ class Policy(ABC):
         self.pending = np.zeros((self.n_fidelities, self.n_arms), dtype=np.int64)
         self.n_rounds = 0
 
+    #: Pulls per batch that :meth:`ask` aims for when called without ``n``.
+    batch_size: int = 1
+
     # -- protocol -------------------------------------------------------------
-    def ask(self) -> Pulls:
-        """Return the next batch of pulls (empty when done or waiting on results)."""
+    def ask(self, n: int | None = None) -> Pulls:
+        """Return the next batch of pulls (empty when done or waiting on results).
+
+        Parameters
+        ----------
+        n : int, optional
+            Pulls the caller can run in parallel; default :attr:`batch_size`.
+            Round-based policies return their round whatever ``n``; policies
+            with a batch rule return up to ``n`` distinct pulls (see the
+            module docstring).
+        """
         if self.done:
             return Pulls.empty()
-        pulls = self._next_pulls()
+        n = self.batch_size if n is None else check_batch_size(n, "n")
+        pulls = self._next_pulls(n)
         if len(pulls):
             np.add.at(self.pending, (pulls.fidelities, pulls.arms), 1)
         return pulls
@@ -284,8 +316,8 @@ class Policy(ABC):
         """Return the current best arm."""
 
     @abstractmethod
-    def _next_pulls(self) -> Pulls:
-        """Return the pulls to run now (not counting outstanding ones)."""
+    def _next_pulls(self, n: int) -> Pulls:
+        """Return the pulls to run now (not counting outstanding ones); ``n`` as in :meth:`ask`."""
 
     @abstractmethod
     def _after_tell(self, pulls: Pulls, rewards: np.ndarray, costs: np.ndarray) -> None:

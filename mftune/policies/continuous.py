@@ -19,8 +19,14 @@ fidelity, the best point actually evaluated there, which is what the simple
 regret ``S(Λ)`` of Kandasamy et al. (2016) scores. ``recommend_point()``
 returns its coordinates.
 
-A continuous policy is replayable: with the same ``random_state`` and the
-same sequence of tells it asks the same points.
+A continuous policy is replayable: with the same ``random_state``, the same
+batch size and the same sequence of tells it asks the same points.
+
+``ask(n)`` asks for ``n`` points to evaluate in parallel (default the
+policy's :attr:`~ContinuousPolicy.batch_size`); the GP policies fill a batch
+with hallucinated observations (:meth:`FidelityGP.believing
+<mftune.policies.gp.FidelityGP.believing>`), random search draws ``n``
+points, DiRect asks one point at a time.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from .._validation import check_costs, check_positive
+from .._validation import check_batch_size, check_costs, check_positive
 from .base import PolicySummary, Pulls
 
 __all__ = ["ContinuousPolicy", "check_unit_points"]
@@ -88,12 +94,23 @@ class ContinuousPolicy(ABC):
         self.spent_ = 0.0
         self.n_rounds = 0
 
+    #: Points per batch that :meth:`ask` aims for when called without ``n``.
+    batch_size: int = 1
+
     # -- protocol -------------------------------------------------------------
-    def ask(self) -> Pulls:
-        """Return the next points to evaluate (empty when done or waiting on results)."""
+    def ask(self, n: int | None = None) -> Pulls:
+        """Return the next points to evaluate (empty when done or waiting on results).
+
+        Parameters
+        ----------
+        n : int, optional
+            Points the caller can evaluate in parallel; default :attr:`batch_size`.
+            An initial design is asked whole, whatever ``n``.
+        """
         if self.done:
             return Pulls.empty()
-        points, fids = self._propose()
+        n = self.batch_size if n is None else check_batch_size(n, "n")
+        points, fids = self._propose(n)
         if points is None or len(points) == 0:
             return Pulls.empty()
         points = check_unit_points(points, self.n_dims, "proposed points")
@@ -209,8 +226,11 @@ class ContinuousPolicy(ABC):
 
     # -- hooks ----------------------------------------------------------------
     @abstractmethod
-    def _propose(self) -> tuple[np.ndarray | None, np.ndarray]:
-        """Return ``(points (n, d), fidelities (n,))`` to ask now (``None``: wait)."""
+    def _propose(self, n: int) -> tuple[np.ndarray | None, np.ndarray]:
+        """Return ``(points (k, d), fidelities (k,))`` to ask now (``None``: wait).
+
+        ``k`` is ``n`` for a batch rule, else the policy's natural batch.
+        """
 
     def _after_tell(self, pulls: Pulls, rewards: np.ndarray,  # noqa: B027
                     costs: np.ndarray) -> None:

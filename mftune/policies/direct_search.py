@@ -62,7 +62,8 @@ class DirectSearch(ContinuousPolicy):
             return np.clip(seen[-1], 0.0, 1.0)
         return None
 
-    def _propose(self):
+    def _propose(self, n: int):
+        # One point per ask whatever n: DiRect's next point depends on the values before it.
         if self.n_pending:
             return None, None
         x = self._next_point()

@@ -14,7 +14,8 @@ class ExpectedImprovement(SingleFidelityGPPolicy):
     """Bayesian optimisation with the expected-improvement acquisition.
 
     ``EI(x) = (µ(x) - y⁺ - ξ) Φ(z) + σ(x) φ(z)``, ``z = (µ(x) - y⁺ - ξ)/σ(x)``,
-    ``y⁺`` the best observed value. The GP prior mean is the data mean
+    ``y⁺`` the best observed value (within a batch, also the values believed
+    for its earlier points). The GP prior mean is the data mean
     (an optimistic mean would make EI explore blindly).
 
     Parameters
@@ -32,8 +33,7 @@ class ExpectedImprovement(SingleFidelityGPPolicy):
 
     def acquisition(self, X) -> np.ndarray:
         mu, sd = self.gp_.predict(np.atleast_2d(X))
-        _, y = self._data()
-        gain = mu - (y.max() if y.size else 0.0) - self.xi
+        gain = mu - self.incumbent() - self.xi
         sd = np.maximum(sd, 1e-12)
         z = gain / sd
         return gain * norm.cdf(z) + sd * norm.pdf(z)

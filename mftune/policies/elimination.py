@@ -151,7 +151,7 @@ class PhasedElimination(Policy):
     def _round_arms(self) -> np.ndarray:
         return np.flatnonzero(self.active)
 
-    def _next_pulls(self) -> Pulls:
+    def _next_pulls(self, n: int) -> Pulls:
         m = self.fidelity_
         arms = self._round_arms()
         need = (self.stats.counts[m, arms] + self.pending[m, arms]) < self.t_ + 1

@@ -13,10 +13,14 @@ scikit-learn is imported lazily, so ``import mftune`` stays light.
   L-BFGS-B, or ``scipy.optimize.direct``); no hand-written optimiser.
 * :func:`init_design` — initial points: k-means centres of uniform points, as
   the authors' "SimpleVersion" initialisation [code], or a Latin hypercube.
+* :meth:`FidelityGP.believing` — the posterior with pending points observed
+  at their posterior means (the "kriging believer" constant liar of Ginsbourger
+  et al., 2010), which the GP policies use to fill a batch of parallel queries.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import warnings
 
@@ -166,6 +170,48 @@ class FidelityGP:
                                              normalize_y=False)
         self.gpr_.fit(X, y - self.prior_)
         return self
+
+    def believing(self, X_pending) -> FidelityGP:
+        """A copy whose posterior also holds ``X_pending``, observed at their posterior means.
+
+        The kriging believer [Ginsbourger, Le Riche & Carraro, 2010]: the
+        hyper-parameters, the prior mean and the posterior mean are unchanged,
+        while the posterior variance shrinks at and near the pending points,
+        so an acquisition maximised next looks elsewhere. The believed values
+        are taken as exact (a ``1e-8`` relative jitter instead of the noise
+        variance): with the noise, a point where ``σ²`` is already below the
+        noise would keep almost all of its variance and the next point of a
+        batch would land next to it (measured on Currin: 8e-4 apart). ``self``
+        is not modified.
+
+        Parameters
+        ----------
+        X_pending : array-like of shape (n, d)
+            Points asked but not yet observed.
+
+        Returns
+        -------
+        FidelityGP
+        """
+        from sklearn.gaussian_process import GaussianProcessRegressor
+
+        Xp = np.atleast_2d(np.asarray(X_pending, dtype=float))
+        out = copy.copy(self)
+        if Xp.shape[0] == 0:
+            return out
+        mu, _ = self.predict(Xp)
+        jitter = np.full(Xp.shape[0], 1e-8 * self.amplitude_)
+        if self.gpr_ is None:
+            X, y, alpha = Xp, mu - self.prior_, jitter
+        else:
+            X = np.vstack([self.gpr_.X_train_, Xp])
+            y = np.r_[self.gpr_.y_train_, mu - self.prior_]
+            alpha = np.r_[np.broadcast_to(self.gpr_.alpha, self.gpr_.y_train_.shape), jitter]
+        kern = self._make_kernel(self.amplitude_, self.length_scale_)
+        out.gpr_ = GaussianProcessRegressor(kern, alpha=alpha, optimizer=None,
+                                            normalize_y=False).fit(X, y)
+        out.n_obs_ = X.shape[0]
+        return out
 
     def predict(self, X) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and standard deviation at the rows of ``X``.

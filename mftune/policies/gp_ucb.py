@@ -4,6 +4,13 @@ The Gaussian process, refit schedule, initial design and acquisition
 maximiser are those of :class:`~mftune.policies.mf_gp_ucb.MFGPUCB`, so the
 comparison isolates the multi-fidelity rule. The authors' GP-UCB baseline
 starts with 10 points at the target fidelity [code]; ALGORITHMS.md 4.2.
+
+Batch rule (``batch_size`` / ``ask(n)``): after the initial design, a batch
+of ``n`` points is chosen one at a time, each maximising the acquisition of
+the GP that believes the batch's earlier points observed at their posterior
+means (:meth:`~mftune.policies.gp.FidelityGP.believing`; for EI the
+incumbent includes the believed values). Each point counts as one iteration
+``t`` of ``β_t``; ``n = 1`` is the sequential algorithm.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import numbers
 
 import numpy as np
 
+from .._validation import check_batch_size
 from ..radii import gp_ucb_beta
 from .base import Pulls
 from .continuous import ContinuousPolicy
@@ -39,6 +47,8 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
     acq_method : {"lbfgsb", "direct"}, default="lbfgsb"
     n_candidates : int, optional
     n_starts : int, default=2
+    batch_size : int, default=1
+        Points per ask after the initial design (see the module's batch rule).
     random_state : int, Generator or None
     """
 
@@ -47,8 +57,9 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
                  kernel: str = "rbf", prior_mean: str = "mean",
                  noise_variance: float | None = None, refit_every: int = 25,
                  acq_method: str = "lbfgsb", n_candidates: int | None = None,
-                 n_starts: int = 2, random_state=None):
+                 n_starts: int = 2, batch_size: int = 1, random_state=None):
         super().__init__(n_dims, costs, capital, random_state)
+        self.batch_size = check_batch_size(batch_size)
         self.fidelity = (self.n_fidelities - 1 if fidelity is None
                          else self._check_fidelity(fidelity))
         if (isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral)
@@ -66,6 +77,7 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
         self._init_asked = False
         self.t_ = 0
         self._since_refit = 0
+        self._believed = np.empty(0)  # posterior means believed for a batch's earlier points
 
     def acquisition(self, X) -> np.ndarray:
         """Acquisition values at the rows of ``X`` (higher is better)."""
@@ -74,23 +86,48 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
     def _data(self):
         return self.observations(self.fidelity)
 
+    def incumbent(self) -> float:
+        """Best value observed (or believed, within a batch) at the queried fidelity."""
+        _, y = self._data()
+        values = np.r_[y, self._believed]
+        return float(values.max()) if values.size else 0.0
+
     @single_threaded_blas
-    def _propose(self):
+    def _propose(self, n: int):
         if self.n_pending:
             return None, None
         if not self._init_asked:
             self._init_asked = True
             return self._init_X, np.full(self.n_init, self.fidelity)
-        self.t_ += 1
+        return self._batch(n), np.full(n, self.fidelity)
+
+    def _batch(self, n: int) -> np.ndarray:
+        """``n`` points chosen one at a time, believing the earlier ones (kriging believer)."""
         X, y = self._data()
+        gp, chosen = self.gp_, []
+        try:
+            for _ in range(n):
+                if chosen:
+                    pending = np.array(chosen)
+                    self.gp_ = gp.believing(pending)
+                    self._believed = self.gp_.predict(pending)[0]
+                chosen.append(self._next_point(X, y, np.array(chosen).reshape(-1, self.n_dims)))
+        finally:
+            self.gp_, self._believed = gp, np.empty(0)
+        return np.array(chosen)
+
+    def _next_point(self, X, y, pending) -> np.ndarray:
+        """Argmax of the acquisition, nudged off points already observed or pending."""
+        self.t_ += 1
         extra = X[np.argsort(-y)[:3]] if y.size else None
         x, _ = maximise_acquisition(self.acquisition, self.n_dims, self.rng_,
                                     method=self.acq_method, n_candidates=self.n_candidates,
                                     n_starts=self.n_starts, extra_candidates=extra)
-        if X.size and np.min(np.abs(X - x).max(axis=1)) < 1e-4 * self.gp_.length_scale_:
+        seen = np.vstack([X, pending])
+        if seen.size and np.min(np.abs(seen - x).max(axis=1)) < 1e-4 * self.gp_.length_scale_:
             step = min(self.gp_.length_scale_, 0.1) / 2
             x = np.clip(x + self.rng_.uniform(-step, step, size=x.shape), 0.0, 1.0)
-        return x[None, :], np.array([self.fidelity])
+        return x
 
     @single_threaded_blas
     def _after_tell(self, pulls: Pulls, rewards, costs) -> None:

@@ -33,6 +33,17 @@ Found and reconstructed (ALGORITHMS.md section 2):
   u = 2``) or ``ties="random"`` (a random priority order drawn once per run
   from ``random_state``).
 
+Batch rule (``batch_size`` / ``ask(n)``, for ``n`` parallel workers) — ours,
+not the paper's: a round pulls ``u`` then ``ℓ`` as above and then the next
+*challengers* — the arms with the next largest ``UCB_k`` (same tie order),
+each at the fidelity the procedure picks for a non-leader arm — as long as
+the batch stays within ``n`` pulls and the challenger is not yet separated
+from the leader (``UCB_k > LCB_ℓ``; pulling a separated arm cannot help the
+stopping rule). With ``n <= 2`` (the default) a round is exactly Algorithm 1.
+The bounds hold uniformly over ``t`` and the counts, so the extra pulls leave
+the δ guarantee intact; they only add cost, which buys wall-clock time when
+the workers would otherwise idle. Replayable for a fixed ``n``.
+
 The decision rules are module-level functions over arrays with a leading
 "runs" axis, so :mod:`mftune.benchmarks.lucb_sim` can advance a hundred
 independent runs at once with exactly the decisions of :class:`MultiFidelityLUCB`
@@ -45,7 +56,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_costs, check_delta, check_positive
+from .._validation import check_batch_size, check_costs, check_delta, check_positive
 from ..radii import inverse_sqrt_counts, lucb_radius_scale
 from .base import Policy, Pulls
 
@@ -267,11 +278,14 @@ class MultiFidelityLUCB(Policy):
         1 is the paper's f-UCB (other values are for diagnostics only).
     random_state : int, Generator or None
         Seeds the random tie-break order.
+    batch_size : int, default=1
+        Pulls per round that :meth:`ask` aims for (parallel workers); above 2,
+        the batch rule of the module docstring adds challengers.
     """
 
     def __init__(self, n_arms, costs, zeta, delta=0.1, procedure="A", mu1_tilde=None,
                  mu2_tilde=None, L=None, t_convention="pulls", ties="index", clip=True,
-                 fucb_bonus=1.0, random_state=None):
+                 fucb_bonus=1.0, random_state=None, *, batch_size=1):
         costs = check_costs(costs)
         super().__init__(n_arms, costs.size, random_state)
         self.costs = costs
@@ -294,6 +308,7 @@ class MultiFidelityLUCB(Policy):
         self.ties = ties
         self.clip = bool(clip)
         self.fucb_bonus = check_positive(fucb_bonus, "fucb_bonus", strict=False)
+        self.batch_size = check_batch_size(batch_size)
         self.priority = (np.arange(self.n_arms) if ties == "index"
                          else self.rng_.permutation(self.n_arms))
         self.fixed = np.zeros(self.n_arms, dtype=bool)
@@ -334,27 +349,55 @@ class MultiFidelityLUCB(Policy):
         """The leader ``ℓ`` (the answer once :attr:`done`)."""
         return self.ell_
 
-    def _next_pulls(self) -> Pulls:
+    def _fidelity_masks(self, challengers: np.ndarray) -> np.ndarray:
+        """Per-fidelity pull masks, shape ``(R + 1, M)``: each challenger, then ``ℓ``."""
+        R = challengers.size
+        mu1, mu2 = self._mu()
+        shape = (R, *self.stats.counts.shape)
+        mask = round_mask(self.procedure, np.broadcast_to(self.stats.sums, shape),
+                          np.broadcast_to(self.stats.counts, shape), np.repeat(self._t(), R),
+                          np.full(R, self.ell_), challengers,
+                          np.broadcast_to(self.fixed, (R, self.n_arms)),
+                          np.broadcast_to(self.commit, (R, self.n_arms)), self.zeta,
+                          self.costs, self.delta, self.L, mu1, mu2, self.fucb_bonus)
+        return np.vstack([mask[:, 0], mask[:1, 1]])
+
+    def challengers(self) -> np.ndarray:
+        """Arms other than ``ℓ`` by decreasing ``UCB_k`` (``u`` first), not yet separated.
+
+        An arm is separated from the leader once ``UCB_k <= LCB_ℓ``; ``u`` is
+        always included (the stopping rule compares it).
+        """
+        ucb, lcb = self.bounds()
+        others = np.flatnonzero(np.arange(self.n_arms) != self.ell_)
+        order = others[np.lexsort((self.priority[others], -ucb[others]))]
+        keep = (ucb[order] > lcb[self.ell_]) | (order == self.u_)
+        return order[keep]
+
+    def _next_pulls(self, n: int) -> Pulls:
         if self.n_pending:
             return Pulls.empty()
-        mu1, mu2 = self._mu()
-        mask = round_mask(self.procedure, self.stats.sums[None], self.stats.counts[None],
-                          self._t(), np.array([self.ell_]), np.array([self.u_]),
-                          self.fixed[None], self.commit[None], self.zeta, self.costs,
-                          self.delta, self.L, mu1, mu2, self.fucb_bonus)[0]
+        cands = np.array([self.u_]) if n <= 2 else self.challengers()
+        masks = self._fidelity_masks(cands)
+        sizes = masks[:-1].sum(axis=1)
+        # u and ℓ always; then whole challengers while the batch stays within n pulls
+        fits = np.cumsum(sizes) + masks[-1].sum() <= n
+        fits[0] = True
+        n_ch = int(np.argmin(fits)) if not fits.all() else fits.size
+        arms_order = np.r_[cands[:1], self.ell_, cands[1:n_ch]]
+        mask = np.vstack([masks[:1], masks[-1:], masks[1:n_ch]])
         j, m = np.nonzero(mask)
-        arms = np.array([self.u_, self.ell_])[j]
-        self._round_arms = (self.ell_, self.u_)
-        return Pulls(arms, m)
+        self._round_arms = (self.ell_, arms_order)
+        return Pulls(arms_order[j], m)
 
     def _after_tell(self, pulls, rewards, costs) -> None:
         if self.n_pending:
             return
         self.n_rounds += 1
         if self.procedure == "B":
-            ell, u = self._round_arms
+            ell, batch_arms = self._round_arms
             pulled = np.zeros((1, self.n_arms), dtype=bool)
-            pulled[0, [ell, u]] = True
+            pulled[0, batch_arms] = True
             mu1, mu2 = self._mu()
             explore_b_commit(self.stats.sums[None], self.stats.counts[None], pulled,
                              np.array([ell]), self.fixed[None], self.commit[None], self.zeta,
@@ -372,4 +415,5 @@ class MultiFidelityLUCB(Policy):
             "committed_fidelity": np.where(self.fixed, self.commit, -1).tolist(),
             "L": self.L,
             "t_convention": self.t_convention,
+            "batch_size": self.batch_size,
         }

@@ -33,12 +33,24 @@ Practical pieces (all on by default, each can be switched off):
   iterations; between refits only the queried fidelity's posterior is
   refreshed with fixed hyper-parameters [code]. A fidelity with fewer than
   ``min(10, n_{m-1})`` points borrows fidelity ``m - 1``'s hyper-parameters.
+
+Batch rule (``batch_size`` / ``ask(n)``, for ``n`` parallel workers) — ours,
+not the paper's: queued queries (the initial design, whole; violation checks)
+come first; the rest of the batch is filled with BO iterations chosen one at
+a time, each pair ``(x_t, m_t)`` by the rule above on GPs that believe the
+batch's earlier points observed at their posterior means, at their own
+fidelities (:meth:`~mftune.policies.gp.FidelityGP.believing`, the kriging
+believer). Believing leaves the means unchanged and shrinks ``σ^(m)`` near a
+pending point, so ``φ_t`` drops there and the next point goes elsewhere.
+Results are told in batch order, so ``γ``/``ζ`` adapt as in a sequential run
+of the same queries. ``n = 1`` is Algorithm 1; replayable for a fixed ``n``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_batch_size
 from ..radii import gp_ucb_beta
 from .base import Pulls
 from .continuous import ContinuousPolicy
@@ -89,6 +101,8 @@ class MFGPUCB(ContinuousPolicy):
         Random candidates of the ``"lbfgsb"`` maximiser.
     n_starts : int, default=2
         L-BFGS-B starts.
+    batch_size : int, default=1
+        Queries per ask that the batch rule aims for (module docstring).
     random_state : int, Generator or None
 
     Attributes
@@ -110,8 +124,10 @@ class MFGPUCB(ContinuousPolicy):
                  prior_mean: str = "mean", noise_variance: float | None = None,
                  refit_every: int = 25, n_init: tuple[int, int] | None = None,
                  init_method: str = "kmeans", acq_method: str = "lbfgsb",
-                 n_candidates: int | None = None, n_starts: int = 2, random_state=None):
+                 n_candidates: int | None = None, n_starts: int = 2, batch_size: int = 1,
+                 random_state=None):
         super().__init__(n_dims, costs, capital, random_state)
+        self.batch_size = check_batch_size(batch_size)
         M = self.n_fidelities
         if M < 2:
             raise ValueError(f"costs must list at least 2 fidelities for MF-GP-UCB; got {M} "
@@ -229,15 +245,46 @@ class MFGPUCB(ContinuousPolicy):
 
     # -- protocol hooks -------------------------------------------------------------
     @single_threaded_blas
-    def _propose(self):
+    def _propose(self, n: int):
         if self.n_pending:
-            return None, None  # sequential: wait for the outstanding result
-        if self._queue:
+            return None, None  # wait for the outstanding results
+        start = self.X_.shape[0]
+        Xs, fs = [], []
+        while self._queue and (not Xs or len(np.concatenate(fs)) < n):
             X, fids, tag = self._queue.pop(0)
-            start = self.X_.shape[0]
             for i in range(len(fids)):
-                self._tags[start + i] = tag
-            return X, fids
+                self._tags[start + sum(map(len, fs)) + i] = tag
+            Xs.append(X)
+            fs.append(fids)
+        n_bo = n - sum(map(len, fs)) if self._initialised else 0
+        if n_bo > 0:
+            X, fids = self._bo_batch(n_bo)
+            for i in range(len(fids)):
+                self._tags[start + sum(map(len, fs)) + i] = ("bo",)
+            Xs.append(X)
+            fs.append(fids)
+        if not Xs:  # the initial design was cancelled before it was told
+            return None, None
+        return np.vstack(Xs), np.concatenate(fs)
+
+    def _bo_batch(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` BO iterations, each believing the earlier ones at their fidelities."""
+        gps = list(self.gps_)
+        pts: list[list[np.ndarray]] = [[] for _ in gps]
+        X, fids = [], []
+        try:
+            for _ in range(n):
+                x, m_t = self._bo_point(pts)
+                X.append(x)
+                fids.append(m_t)
+                pts[m_t].append(x)
+                self.gps_[m_t] = gps[m_t].believing(np.array(pts[m_t]))
+        finally:
+            self.gps_ = gps
+        return np.array(X), np.array(fids, dtype=np.int64)
+
+    def _bo_point(self, pending) -> tuple[np.ndarray, int]:
+        """One iteration of Algorithm 1: ``x_t = argmax φ_t`` and its fidelity ``m_t``."""
         self.t_ += 1
         beta = self._beta()
         extra = []
@@ -252,13 +299,13 @@ class MFGPUCB(ContinuousPolicy):
         _, width = self._bounds(x[None, :], beta)
         above = np.flatnonzero(width[:-1, 0] >= self.gamma_)
         m_t = int(above[0]) if above.size else self.n_fidelities - 1
-        x = self._avoid_duplicate(x, m_t)
-        self._tags[self.X_.shape[0]] = ("bo",)
-        return x[None, :], np.array([m_t])
+        return self._avoid_duplicate(x, m_t, pending[m_t]), m_t
 
-    def _avoid_duplicate(self, x: np.ndarray, m: int) -> np.ndarray:
-        """Perturb ``x`` if it repeats a fidelity-``m`` point (noiseless GPs) [code]."""
+    def _avoid_duplicate(self, x: np.ndarray, m: int, pending=()) -> np.ndarray:
+        """Perturb ``x`` if it repeats a fidelity-``m`` point, told or pending (noiseless GPs)
+        [code]."""
         Xm, _ = self.observations(m)
+        Xm = np.vstack([Xm, np.reshape(pending, (-1, self.n_dims))])
         h = self.gps_[m].length_scale_
         if Xm.size and np.min(np.abs(Xm - x).max(axis=1)) < 1e-4 * h:
             step = min(h, 0.1) / 2

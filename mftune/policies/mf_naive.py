@@ -53,7 +53,8 @@ class MFNaive(GPUCB):
         self.phase_ = "low"
 
     @single_threaded_blas
-    def _propose(self):
+    def _propose(self, n: int):
+        # A batch never mixes phases: the next n ranked points, else a GP-UCB batch.
         if self.n_pending:
             return None, None
         if self.phase_ == "low" and self.observations(0)[1].size >= self.n_low:
@@ -62,12 +63,15 @@ class MFNaive(GPUCB):
             self.phase_ = "ranked"
         if self.phase_ == "ranked":
             if self._ranked:
-                return self._ranked.pop(0)[None, :], np.array([self.n_fidelities - 1])
+                take = [self._ranked.pop(0) for _ in range(min(n, len(self._ranked)))]
+                return np.array(take), np.full(len(take), self.n_fidelities - 1)
             self.phase_ = "top"
             self.fidelity = self.n_fidelities - 1
             X, y = self._data()
             self.gp_.fit(X, y, True, self.rng_)
-        return super()._propose.__wrapped__(self)
+        if self.phase_ == "low" and self._init_asked:
+            n = max(1, min(n, self.n_low - self.observations(0)[1].size))
+        return super()._propose.__wrapped__(self, n)
 
     @single_threaded_blas
     def _after_tell(self, pulls, rewards, costs) -> None:

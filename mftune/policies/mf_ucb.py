@@ -18,13 +18,24 @@ to the top fidelity, the paper's baseline.
 
 Both policies pull one (arm, fidelity) per step, are anytime (decisions do
 not depend on the capital), and stop before a pull would exceed ``budget``.
+
+Batch rule (``batch_size`` / ``ask(n)``, for ``n`` parallel workers) — ours,
+not the paper's: ``n`` steps of Algorithm 1 are taken in a row, each
+*believing* the batch's earlier pulls — their rewards taken equal to the
+current means, so the means stay and the counts ``T^(m)_k`` and ``t`` grow,
+shrinking those bonuses (the constant liar the GP policies use). An arm and
+fidelity without any reward yet is not pulled twice in one batch (there is no
+mean to believe). So the best arm can fill a batch, as it would fill
+consecutive sequential steps, instead of ``n`` distinct arms being forced.
+The batch stops early where the next pull would exceed ``budget``. ``n = 1``
+(the default) is Algorithm 1; replayable for a fixed ``n``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_costs, check_positive
+from .._validation import check_batch_size, check_costs, check_positive
 from ..radii import PSI_KINDS, psi, psi_inverse
 from .base import Policy, Pulls
 from .lucb import check_zeta
@@ -67,6 +78,8 @@ class MFUCB(Policy):
         Capital Λ: the policy stops before a pull would make the spent cost exceed it.
     random_state : int, Generator or None
         Seeds the random tie-breaking among equal indices.
+    batch_size : int, default=1
+        Pulls per step that :meth:`ask` aims for (see the module's batch rule).
 
     Attributes
     ----------
@@ -77,9 +90,10 @@ class MFUCB(Policy):
     """
 
     def __init__(self, n_arms, costs, zeta, rho=2.0, psi="sub-gaussian", sigma=1.0,
-                 budget=None, random_state=None):
+                 budget=None, random_state=None, *, batch_size=1):
         costs = check_costs(costs)
         super().__init__(n_arms, costs.size, random_state)
+        self.batch_size = check_batch_size(batch_size)
         self.costs = costs
         self.zeta = check_zeta(zeta, costs.size)
         self.rho = check_positive(rho, "rho")
@@ -99,12 +113,13 @@ class MFUCB(Policy):
         self._spent = 0.0
         self._scale_t = -1
         self._scale = 0.0
+        self._believed = 0  # plays believed so far while a batch is being chosen
 
     # -- the index ---------------------------------------------------------------
     @property
     def t_(self) -> int:
-        """Index ``t`` of the next play (1-based)."""
-        return len(self.history_arms_) + 1
+        """Index ``t`` of the next play (1-based; within a batch, counting believed plays)."""
+        return len(self.history_arms_) + 1 + self._believed
 
     def _bonus_scale(self) -> float:
         """``ψ^{-1}(ρ log t)``, so that ``ψ^{-1}(ρ log t / T) = scale / sqrt(T)``."""
@@ -160,11 +175,36 @@ class MFUCB(Policy):
             return int(np.argmax(top))
         return int(np.argmax(self.stats.counts.sum(axis=0)))
 
-    def _next_pulls(self) -> Pulls:
+    def _next_pulls(self, n: int) -> Pulls:
         if self.n_pending:
             return Pulls.empty()
-        arm, m = self._decide()
-        return Pulls([arm], [m])
+        first = self._decide()
+        if n == 1:
+            return Pulls([first[0]], [first[1]])
+        saved = self._hi.copy(), self._w.copy()
+        counts = self.stats.counts.copy()
+        arms, fids, cost = [], [], self._spent
+        try:
+            for _ in range(n):
+                if arms and self.indices().max() == -np.inf:
+                    break  # every arm waits for a first reward (n > number of arms)
+                arm, m = self._decide()
+                cost += self.costs[m]
+                if arms and self.budget is not None and cost > self.budget * (1 + 1e-12):
+                    break
+                arms.append(arm)
+                fids.append(m)
+                counts[m, arm] += 1  # believe the pull: same mean, one more count
+                self._w[m, arm] = 1.0 / np.sqrt(counts[m, arm])
+                if self.stats.counts[m, arm] == 0:
+                    self._hi[m, arm] = -np.inf  # no mean to believe: wait for its reward
+                self._believed += 1
+                self._decision = None
+        finally:
+            self._hi, self._w = saved
+            self._believed = 0
+            self._decision = first
+        return Pulls(arms, fids)
 
     def _after_tell(self, pulls, rewards, costs) -> None:
         for a, m in pulls:
@@ -199,6 +239,9 @@ class MFUCB(Policy):
             raise ValueError("env.costs must equal the policy's costs")
         if self.n_pending:
             raise ValueError("play_simulated() needs no outstanding pulls")
+        if self.batch_size != 1:
+            raise ValueError(f"play_simulated() plays one pull per step: batch_size must be 1; "
+                             f"got {self.batch_size}")
         if self.budget is None and max_plays is None:
             raise ValueError("give the policy a budget or pass max_plays")
         st = self.stats
@@ -231,15 +274,16 @@ class UCB(MFUCB):
     n_arms : int
     costs : array-like of shape (M,)
         Costs of all fidelities (only the last is used).
-    rho, psi, sigma, budget, random_state
+    rho, psi, sigma, budget, random_state, batch_size
         As in :class:`MFUCB`.
     """
 
     def __init__(self, n_arms, costs, rho=2.0, psi="sub-gaussian", sigma=1.0, budget=None,
-                 random_state=None):
+                 random_state=None, *, batch_size=1):
         costs = check_costs(costs)
         zeta = np.zeros(costs.size)  # unused: only the top row (ζ^(M) = 0) counts
-        super().__init__(n_arms, costs, zeta, rho, psi, sigma, budget, random_state)
+        super().__init__(n_arms, costs, zeta, rho, psi, sigma, budget, random_state,
+                         batch_size=batch_size)
 
     def _rows(self):
         return self._fids[-1:]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_batch_size
 from .continuous import ContinuousPolicy
 
 __all__ = ["RandomSearch"]
@@ -25,10 +26,7 @@ class RandomSearch(ContinuousPolicy):
     def __init__(self, n_dims: int, costs, capital: float | None = None, *,
                  batch_size: int = 1, random_state=None):
         super().__init__(n_dims, costs, capital, random_state)
-        if int(batch_size) != batch_size or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}")
-        self.batch_size = int(batch_size)
+        self.batch_size = check_batch_size(batch_size)
 
-    def _propose(self):
-        n = self.batch_size
+    def _propose(self, n: int):
         return self.rng_.random((n, self.n_dims)), np.full(n, self.n_fidelities - 1)

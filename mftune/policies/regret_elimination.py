@@ -130,21 +130,21 @@ class WangElimination(Policy):
         room = int(np.floor((self.budget - self._spent) / self.costs[m] * (1 + 1e-12)))
         return max(0, min(n_wanted, room, self.max_batch))
 
-    def _next_pulls(self) -> Pulls:
+    def _next_pulls(self, n: int) -> Pulls:
         if self.n_pending:
             return Pulls.empty()
         arms = np.flatnonzero(self.active)
         if self.exploiting_:
-            n = self._fit(0, self.max_batch)
-            order = arms[(self._turn + np.arange(n)) % arms.size]
-            return Pulls(order, np.zeros(n, dtype=np.int64))
+            k = self._fit(0, self.max_batch)
+            order = arms[(self._turn + np.arange(k)) % arms.size]
+            return Pulls(order, np.zeros(k, dtype=np.int64))
         need = self.phase_target() - self.stats.counts[-1, arms]
         rounds = int(need.max())
         # Round-robin: round r pulls every arm that still needs more than r pulls.
         grid = np.arange(rounds)[:, None] < need[None, :]
         order = np.broadcast_to(arms, grid.shape)[grid]
-        n = self._fit(self.n_fidelities - 1, order.size)
-        return Pulls(order[:n], np.full(n, self.n_fidelities - 1))
+        k = self._fit(self.n_fidelities - 1, order.size)
+        return Pulls(order[:k], np.full(k, self.n_fidelities - 1))
 
     def _after_tell(self, pulls, rewards, costs) -> None:
         self._spent += float(np.sum(costs))

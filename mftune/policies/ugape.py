@@ -106,12 +106,12 @@ class _UGapE(Policy):
     def nominal_costs(self) -> np.ndarray:
         return self.costs
 
-    def _next_pulls(self) -> Pulls:
+    def _next_pulls(self, n: int) -> Pulls:
         if self.n_pending:
             return Pulls.empty()
-        n = self.stats.counts[self._top]
-        if np.any(n == 0):  # initialisation: pull every arm once
-            arms = np.flatnonzero(n == 0)
+        counts = self.stats.counts[self._top]
+        if np.any(counts == 0):  # initialisation: pull every arm once
+            arms = np.flatnonzero(counts == 0)
             return Pulls(arms, np.full(arms.size, self._top))
         return Pulls([self._select()], [self._top])
 
@@ -219,8 +219,8 @@ class UGapEb(_UGapE):
     def done(self) -> bool:
         return int(self.stats.counts[self._top].sum()) >= self.budget
 
-    def _next_pulls(self) -> Pulls:
-        pulls = super()._next_pulls()
+    def _next_pulls(self, n: int) -> Pulls:
+        pulls = super()._next_pulls(n)
         room = self.budget - int(self.stats.counts[self._top].sum()) - self.n_pending
         return pulls[: max(room, 0)]
 
