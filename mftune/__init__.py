@@ -18,7 +18,7 @@ _EXPORTS = {
     "Real": "mftune.space",
     "Integer": "mftune.space",
     "Categorical": "mftune.space",
-    "report": "mftune.script",
+    "report": "mftune.reporting",
     "run": "mftune.driver",
     "Evaluator": "mftune.driver",
     "Outcome": "mftune.driver",
@@ -71,6 +71,6 @@ if TYPE_CHECKING:  # pragma: no cover
         UGapEb,
         UGapEc,
     )
-    from .script import report  # noqa: F401
+    from .reporting import report  # noqa: F401
     from .space import Categorical, Integer, Real, Space  # noqa: F401
     from .tuner import MFTuner  # noqa: F401

@@ -55,6 +55,10 @@ class PolicyContext:
     points : ndarray of shape (n_arms, d) or None
         Unit-cube encodings of the candidates (for the GP policies).
     space : Space
+    batch_size : int
+        Parallel workers the batch is run on (the tuner's effective
+        ``n_jobs``); factories of policies with a batch rule pass it on as
+        their ``batch_size`` (round-based policies ignore it).
     """
 
     n_arms: int
@@ -67,6 +71,7 @@ class PolicyContext:
     random_state: int | None
     points: np.ndarray | None = None
     space: object = None
+    batch_size: int = 1
 
 
 @dataclass

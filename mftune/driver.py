@@ -16,6 +16,12 @@ e.g. dask, works). A failing evaluation must come back as a finite reward
 with ``status="failed"``, never as an exception, so it is recorded and the
 run goes on.
 
+Every evaluator runs its batches with :func:`parallel_map`, which goes
+through ``joblib.Parallel`` — so ``n_jobs`` means what it means in
+scikit-learn (``None``: the ``joblib.parallel_config`` in force, else 1), and
+inside ``joblib.parallel_config(backend="dask")`` with a
+``distributed.Client`` the pulls run on the dask workers (docs/parallel.md).
+
 An evaluator may also offer ``step(policy)``, a fast path that advances the
 policy by one or more whole rounds exactly as ``ask``/``evaluate``/``tell``
 would (the simulated bandits draw a block of rounds at once); the driver uses
@@ -29,11 +35,57 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
+from joblib.parallel import get_active_backend
 
 from .policies.base import Policy, PolicySummary, Pulls
 
-__all__ = ["Evaluator", "Outcome", "Outcomes", "RunResult", "run"]
+__all__ = ["Evaluator", "Outcome", "Outcomes", "RunResult", "parallel_map", "run"]
+
+# joblib's own backends, which run a single task (or n_jobs=1) in this very process anyway.
+_LOCAL_BACKENDS = ("SequentialBackend", "LokyBackend", "ThreadingBackend",
+                   "MultiprocessingBackend")
+
+
+def runs_in_process(n_jobs: int | None, n_tasks: int) -> bool:
+    """Whether ``n_tasks`` tasks with ``n_jobs`` would run here, one after the other.
+
+    True for one task or one effective job on joblib's local backends (loky,
+    threading, multiprocessing, sequential); never under another backend
+    (dask, ray, ...), whose workers should run every pull.
+    """
+    backend, _ = get_active_backend()
+    if type(backend).__name__ not in _LOCAL_BACKENDS:
+        return False
+    return n_tasks <= 1 or effective_n_jobs(n_jobs) == 1
+
+
+def parallel_map(func: Callable, arglists: Iterable[tuple], n_jobs: int | None = None, *,
+                 prefer: str | None = None) -> list:
+    """``[func(*args) for args in arglists]``, through ``joblib.Parallel``.
+
+    Results keep the order of ``arglists``. Runs in this process when joblib
+    would (see :func:`runs_in_process`), skipping its dispatch overhead.
+
+    Parameters
+    ----------
+    func : callable
+        Must be picklable for process-based backends (a module-level function
+        or a method of a picklable object).
+    arglists : iterable of tuple
+    n_jobs : int or None
+        joblib semantics: ``None`` defers to ``joblib.parallel_config``.
+    prefer : {"processes", "threads"} or None
+        joblib's soft hint (ignored by backends such as dask).
+
+    Returns
+    -------
+    list
+    """
+    arglists = list(arglists)
+    if runs_in_process(n_jobs, len(arglists)):
+        return [func(*args) for args in arglists]
+    return Parallel(n_jobs=n_jobs, prefer=prefer)(delayed(func)(*args) for args in arglists)
 
 STATUSES = ("done", "failed", "timed-out")
 
@@ -89,7 +141,8 @@ class Evaluator:
     Parameters
     ----------
     n_jobs : int or None
-        Parallel workers for a batch (joblib semantics; ``None`` = 1).
+        Parallel workers for a batch (joblib semantics: ``None`` defers to
+        ``joblib.parallel_config``, else 1).
     """
 
     def __init__(self, n_jobs: int | None = None):
@@ -100,16 +153,10 @@ class Evaluator:
         raise NotImplementedError
 
     def evaluate(self, pulls: Pulls) -> Outcomes:
-        """Evaluate a batch, in parallel when ``n_jobs`` allows."""
+        """Evaluate a batch through joblib (:func:`parallel_map`)."""
         points = [None] * len(pulls) if pulls.points is None else list(pulls.points)
-        jobs = (
-            delayed(self.evaluate_one)(a, f, p) for (a, f), p in zip(pulls, points, strict=True)
-        )
-        if self.n_jobs in (None, 1) or len(pulls) <= 1:
-            results = [fn(*args, **kw) for fn, args, kw in jobs]
-        else:
-            results = Parallel(n_jobs=self.n_jobs)(jobs)
-        return Outcomes.from_list(results)
+        args = [(a, f, p) for (a, f), p in zip(pulls, points, strict=True)]
+        return Outcomes.from_list(parallel_map(self.evaluate_one, args, self.n_jobs))
 
 
 @dataclass

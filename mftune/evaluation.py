@@ -18,23 +18,32 @@ A failing fit comes back as ``status="failed"`` with the traceback text and
 ``error_score`` as its score (or raises, with ``error_score="raise"``). With
 ``timeout`` every pull runs in a forked child process that is killed when it
 overruns; the pull is recorded as ``"timed-out"`` and costs ``timeout``.
+
+A batch runs through :func:`mftune.driver.parallel_map` (joblib): ``n_jobs``
+local processes, or the workers of whatever backend
+``joblib.parallel_config`` selects (dask: the cluster's workers). Each pull
+records where it ran (``"host:pid"``, the ``worker`` column of
+``MFTuner.pulls_``). Pulls with a ``timeout`` run in forked children of this
+process instead (a joblib worker cannot be killed mid-task).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import numbers
+import os
+import socket
 import time
 import traceback
 from dataclasses import dataclass, field
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import effective_n_jobs
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
 
-from .driver import Evaluator, Outcome, Outcomes
+from .driver import Evaluator, Outcome, Outcomes, parallel_map
 from .fidelity import stratified_subset
 from .policies.base import Pulls
 
@@ -57,6 +66,7 @@ class PullRecord:
     started: float = 0.0
     n_train: int = 0
     extra: dict = field(default_factory=dict)
+    worker: str = ""
 
     @property
     def cost(self) -> float:
@@ -88,9 +98,17 @@ def fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, err
     """Fit a clone of ``estimator`` with ``params`` on ``train``, score it on ``test``.
 
     Returns a dict with ``scores`` (one per scorer), ``fit_time``,
-    ``score_time``, ``status`` and ``error`` (traceback text). Raises the
-    fit's exception when ``error_score == "raise"``.
+    ``score_time``, ``status``, ``error`` (traceback text) and ``worker``
+    (``"host:pid"`` of the process that ran it). Raises the fit's exception
+    when ``error_score == "raise"``.
     """
+    out = _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params,
+                         error_score)
+    out["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    return out
+
+
+def _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, error_score):
     est = clone_with(estimator, params)
     n = len(y) if y is not None else X.shape[0]
     X_tr, X_te = _safe_indexing(X, train), _safe_indexing(X, test)
@@ -299,14 +317,11 @@ class CVEvaluator(Evaluator):
             self.next_split[f, a] += 1
         tasks = [self.task(a, f, s) for (a, f), s in zip(pulls, splits, strict=True)]
         started = time.perf_counter() - self._t0
-        n_jobs = 1 if self.n_jobs is None else self.n_jobs
         if self.timeout is not None:
-            jobs = n_jobs if n_jobs > 0 else max(mp.cpu_count() + 1 + n_jobs, 1)
+            jobs = max(effective_n_jobs(self.n_jobs), 1)
             results = run_with_timeout(tasks, self.timeout, jobs, self.error_score)
-        elif n_jobs == 1 or len(tasks) <= 1:
-            results = [fit_and_score(*t) for t in tasks]
         else:
-            results = Parallel(n_jobs=n_jobs)(delayed(fit_and_score)(*t) for t in tasks)
+            results = parallel_map(fit_and_score, tasks, self.n_jobs)
         rewards = np.array([r["scores"][self.metric] for r in results], dtype=float)
         ok = np.isfinite(rewards)
         if ok.any():
@@ -318,7 +333,8 @@ class CVEvaluator(Evaluator):
         for (a, f), s, r, t in zip(pulls, splits, results, tasks, strict=True):
             self.records.append(PullRecord(
                 int(a), int(f), int(s), r["scores"], r["fit_time"], r["score_time"],
-                r["status"], r["error"], self.phase, started, len(t[4])))
+                r["status"], r["error"], self.phase, started, len(t[4]),
+                worker=r.get("worker", "")))
         return Outcomes(rewards, [r["fit_time"] + r["score_time"] for r in results],
                         [r["status"] for r in results], [r["error"] for r in results])
 

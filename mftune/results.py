@@ -13,7 +13,8 @@ __all__ = ["Progress", "build_cv_results", "build_pulls"]
 
 
 def build_pulls(records, levels) -> dict:
-    """One row per pull: arm, fidelity, level, split, scores, times, status, error, phase."""
+    """One row per pull: arm, fidelity, level, split, scores, times, status, error, phase,
+    start time and the worker (``"host:pid"``) that ran it."""
     metrics = sorted({k for r in records for k in r.scores})
     cols = {
         "candidate": np.array([r.arm for r in records], dtype=np.int64),
@@ -28,6 +29,7 @@ def build_pulls(records, levels) -> dict:
         "error": [r.error for r in records],
         "phase": [r.phase for r in records],
         "started": np.array([r.started for r in records], dtype=float),
+        "worker": [getattr(r, "worker", "") for r in records],
     }
     for m in metrics:
         cols[f"score_{m}" if len(metrics) > 1 else "score"] = np.array(

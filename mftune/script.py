@@ -37,46 +37,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from joblib import Parallel, delayed
-
-from .driver import Evaluator, Outcome, Outcomes
+from .driver import Evaluator, Outcome, Outcomes, parallel_map
 from .policies.base import Pulls
+from .reporting import SCORE_PREFIX, report
 
 __all__ = ["ScriptEvaluator", "ScriptResult", "format_value", "report"]
 
-SCORE_PREFIX = "mftune-score:"
 TAIL_CHARS = 2000
-
-
-def report(score: float, cost: float | None = None) -> None:
-    """Report a run's score to mftune (call it once, at the end of a training script).
-
-    Writes ``{"score": score}`` (and ``"cost"``) atomically to the file named by
-    ``MFTUNE_RESULT_FILE``; outside mftune (no such variable) prints the line
-    ``mftune-score: <score>`` instead.
-
-    Parameters
-    ----------
-    score : float
-        The objective value, in the study's direction (maximised or minimised).
-    cost : float, optional
-        The run's cost; by default mftune uses the measured wall time.
-    """
-    for name, v in (("score", score), ("cost", cost)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
-                              or not math.isfinite(v)):
-            raise ValueError(f"{name} must be a finite number; got {v!r}")
-    path = os.environ.get("MFTUNE_RESULT_FILE")
-    if not path:
-        print(f"{SCORE_PREFIX} {float(score)!r}", flush=True)
-        return
-    payload = {"score": float(score)}
-    if cost is not None:
-        payload["cost"] = float(cost)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh)
-    os.replace(tmp, path)
 
 
 def format_value(value) -> str:
@@ -273,12 +240,32 @@ class ScriptEvaluator(Evaluator):
                                 f"{_tail(out, 500)}\nstderr tail:\n{_tail(err)}", _tail(out, 500))
         return ScriptResult(score, wall if cost is None else cost, "done", None, _tail(out, 500))
 
+    def __getstate__(self):
+        # sent to joblib/dask workers: runs in progress here stay here
+        state = dict(self.__dict__)
+        state["_procs"] = set()
+        return state
+
+    def _pull_id(self, arm: int, fidelity: int) -> str:
+        key = (int(arm), int(fidelity))
+        self._counts[key] = self._counts.get(key, 0) + 1
+        return f"{arm}-{fidelity}-{self._counts[key]}"
+
+    def _run_batch_pull(self, arm: int, fidelity: int, pull_id: str) -> ScriptResult:
+        return self.run_pull(arm, fidelity, pull_id=pull_id)
+
     def evaluate(self, pulls: Pulls) -> Outcomes:
-        """Run a batch (threads: each run is its own process, so threads suffice)."""
-        if self.n_jobs in (None, 1) or len(pulls) <= 1:
-            return Outcomes.from_list([self.evaluate_one(a, f) for a, f in pulls])
-        return Outcomes.from_list(Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self.evaluate_one)(a, f) for a, f in pulls))
+        """Run a batch through joblib (:func:`mftune.driver.parallel_map`).
+
+        Locally in threads (each run is its own process, so threads suffice);
+        under ``joblib.parallel_config(backend="dask")`` on the dask workers,
+        which must see the command and its working directory. Rewards are
+        assigned here, in batch order, so failed runs get the same stand-in
+        score however the runs interleave.
+        """
+        args = [(a, f, self._pull_id(a, f)) for a, f in pulls]
+        results = parallel_map(self._run_batch_pull, args, self.n_jobs, prefer="threads")
+        return Outcomes.from_list([self._outcome(res) for res in results])
 
     def kill_all(self) -> None:
         """Kill the process groups of all runs in progress (on Ctrl+C)."""
@@ -287,9 +274,10 @@ class ScriptEvaluator(Evaluator):
 
     def evaluate_one(self, arm: int, fidelity: int, point=None) -> Outcome:
         """Run one pull for the driver: reward = score (negated when minimising)."""
-        key = (int(arm), int(fidelity))
-        self._counts[key] = self._counts.get(key, 0) + 1
-        res = self.run_pull(arm, fidelity, pull_id=f"{arm}-{fidelity}-{self._counts[key]}")
+        return self._outcome(self.run_pull(arm, fidelity, pull_id=self._pull_id(arm, fidelity)))
+
+    def _outcome(self, res: ScriptResult) -> Outcome:
+        """Reward of a run: the score (negated when minimising), a stand-in if it failed."""
         sign = 1.0 if self.direction == "maximize" else -1.0
         if res.status == "done":
             reward = sign * res.score

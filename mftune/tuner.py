@@ -6,6 +6,7 @@ import time
 from copy import deepcopy
 
 import numpy as np
+from joblib import effective_n_jobs
 from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, is_classifier
 from sklearn.model_selection import check_cv
@@ -142,7 +143,13 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         Score of a failing pull (recorded with its traceback). A ``nan`` score
         is told to the policy as the lowest score seen so far.
     n_jobs : int, optional
-        Parallel pulls within a batch (joblib).
+        Parallel pulls within a batch, through joblib as in ``GridSearchCV``
+        (``None``: the ``joblib.parallel_config`` in force, else 1; ``-1``: all
+        cores, or all the workers of a dask cluster under
+        ``joblib.parallel_config(backend="dask")``). Round-based algorithms
+        (the IISE family) run a round's pulls in parallel; algorithms with a
+        batch rule (LUCB, MF-UCB, the GP policies) are built with
+        ``batch_size`` = the effective number of jobs. See docs/parallel.md.
     verbose : int, default=0
         ``>= 1``: schedule, calibration, algorithm choice and a progress line
         (pulls, cost, current best) each second; ``>= 2``: every batch.
@@ -159,7 +166,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         the highest fidelity reached, that fidelity, pulls and cost per
         fidelity, elimination fidelity/round/time, failures, rank).
     pulls_ : dict of arrays
-        One row per pull (calibration included, ``phase`` column).
+        One row per pull (calibration included, ``phase`` column; ``worker``:
+        the ``"host:pid"`` of the process that ran it).
     fidelities_ : list
         The levels used.
     costs_ : ndarray
@@ -364,7 +372,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             ctx = algorithms.PolicyContext(
                 len(candidates), costs, bounds if kind == "xi" else None,
                 bounds if kind == "gamma" else None, sigma**2, float(self.delta),
-                self.epsilon_, seed, points, space)
+                self.epsilon_, seed, points, space,
+                batch_size=max(1, effective_n_jobs(self.n_jobs)))
             self.policy_ = algorithms.make_policy(name, ctx)
         else:
             self.policy_ = self.algorithm

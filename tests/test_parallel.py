@@ -1,0 +1,104 @@
+"""Batches through joblib: ``n_jobs`` and ``joblib.parallel_config`` reach every evaluator."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import joblib
+import numpy as np
+from joblib._parallel_backends import ThreadingBackend
+from sklearn.datasets import make_classification
+from sklearn.linear_model import RidgeClassifier
+
+from mftune import MFTuner, Real
+from mftune.driver import parallel_map, runs_in_process
+from mftune.policies.base import Pulls
+from mftune.script import ScriptEvaluator
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class RemoteLike(ThreadingBackend):
+    """Stands for a cluster backend (dask, ray): not one of joblib's local backends."""
+
+
+joblib.register_parallel_backend("remote-like", RemoteLike)
+
+
+def _thread_name(_):
+    return threading.current_thread().name
+
+
+def test_runs_in_process_follows_joblib_semantics():
+    assert runs_in_process(None, 5) and runs_in_process(1, 5) and runs_in_process(4, 1)
+    assert not runs_in_process(2, 5)
+    with joblib.parallel_config(n_jobs=2):
+        assert not runs_in_process(None, 5)  # n_jobs=None defers to parallel_config
+        assert runs_in_process(1, 5)
+    with joblib.parallel_config(backend="remote-like"):
+        # a cluster backend gets every pull, even a single one with n_jobs=1
+        assert not runs_in_process(1, 1)
+
+
+def test_parallel_map_keeps_order_and_uses_the_backend():
+    here = threading.current_thread().name
+    assert parallel_map(_thread_name, [(i,) for i in range(3)]) == [here] * 3
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        names = parallel_map(_thread_name, [(i,) for i in range(6)])
+    assert here not in names
+    assert parallel_map(pow, [(2, k) for k in range(10)], n_jobs=2, prefer="threads") == \
+        [2**k for k in range(10)]
+
+
+def test_tuner_n_jobs_none_defers_to_parallel_config():
+    X, y = make_classification(300, 6, random_state=0)
+
+    def fit(n_jobs):
+        return MFTuner(RidgeClassifier(), {"alpha": Real(1e-2, 1e2, log=True)}, n_candidates=4,
+                       cv=3, costs="levels", max_pulls=20, n_jobs=n_jobs,
+                       random_state=0).fit(X, y)
+
+    me = f":{os.getpid()}"
+    seq = fit(None)
+    assert all(w.endswith(me) for w in seq.pulls_["worker"])
+    with joblib.parallel_config(backend="loky", n_jobs=2):
+        par = fit(None)
+    assert not any(w.endswith(me) for w in par.pulls_["worker"])  # ran in loky workers
+    np.testing.assert_array_equal(par.pulls_["score"], seq.pulls_["score"])
+    assert par.best_index_ == seq.best_index_
+
+
+SCRIPT = """
+import os, sys
+lr = float(sys.argv[1].split("=")[1])
+if lr > 0.5:
+    sys.exit(3)
+print("mftune-score:", 1.0 - lr)
+"""
+
+
+def test_script_evaluator_batches_in_threads_with_rewards_in_batch_order(tmp_path):
+    (tmp_path / "s.py").write_text(SCRIPT)
+    configs = [{"lr": 0.1}, {"lr": 0.9}, {"lr": 0.3}, {"lr": 0.7}]
+    ev = ScriptEvaluator([sys.executable, str(tmp_path / "s.py")], configs, "epochs", [1],
+                         tmp_path / "trials", fidelity_pass="env", n_jobs=4)
+    out = ev.evaluate(Pulls([1, 0, 3, 2], [0, 0, 0, 0]))
+    assert out.status == ["failed", "done", "failed", "done"]
+    # a failed run is told the worst reward seen so far, counting the batch in order:
+    # none before arm 1 (0.0), then 0.9 after arm 0
+    np.testing.assert_allclose(out.rewards, [0.0, 0.9, 0.9, 0.7])
+    assert ev._counts == {(1, 0): 1, (0, 0): 1, (3, 0): 1, (2, 0): 1}
+
+
+def test_report_imports_only_the_standard_library():
+    code = ("import sys; from mftune import report; "
+            "print(sorted(m for m in ('numpy', 'scipy', 'sklearn', 'joblib') "
+            "if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "[]"  # each training run pays no scientific-stack import
