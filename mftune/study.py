@@ -15,6 +15,13 @@ batch, in stored order, and moves on. So a round is split among the workers,
 the decisions are those of a single uninterrupted run, and a pull left
 ``running`` by a dead worker is put back to ``pending`` and run again (it had
 not finished).
+
+Where the runs happen
+---------------------
+A worker keeps up to ``workers`` runs in flight: in a thread pool (each run
+is a child process of the worker), or, with ``scheduler=ADDRESS`` (``mftune
+tune|resume|worker --scheduler``), on the workers of a dask cluster
+(:mod:`mftune.cluster`), by default as many as the cluster has threads.
 """
 
 from __future__ import annotations
@@ -94,7 +101,8 @@ class Study:
         self.spec = StudySpec.from_dict(extra["spec"])
         self.command = extra["command"]
         self.cwd = extra["cwd"]
-        self.trials_dir = store.path.parent / extra["trials_dir"]
+        # absolute: the runs may start on dask workers with another working directory
+        self.trials_dir = (store.path.parent / extra["trials_dir"]).resolve()
         self.calibrate = extra["calibrate"]
         self.first_batch = extra["first_batch"]
         self.configs = store.configs()
@@ -173,7 +181,8 @@ class StudyRunner:
     path : str or Path
         The study file.
     workers : int, optional
-        Runs in parallel in this process (default: the space file's ``workers``).
+        Runs in flight at once (default: the space file's ``workers``; with
+        ``scheduler``, the cluster's threads).
     budget : float, optional
         Stop claiming once the study's summed cost reaches it (seconds).
     max_pulls : int, optional
@@ -185,14 +194,30 @@ class StudyRunner:
         batch (``"batch"``) and the calibration (``"calibrated"``).
     poll : float, default=0.1
         Seconds between checks while waiting on other workers.
+    scheduler : str, optional
+        Address (or scheduler file) of a dask scheduler: the runs start on the
+        cluster's workers instead of this process (:mod:`mftune.cluster`).
     """
 
     def __init__(self, path, *, workers=None, budget=None, max_pulls=None, timeout=None,
-                 on_event: Callable[[dict], None] | None = None, poll: float = 0.1):
+                 on_event: Callable[[dict], None] | None = None, poll: float = 0.1,
+                 scheduler: str | None = None):
         self.store = StudyStore(path)
         self.study = Study(self.store)
         st = self.study.spec.study
+        self.scheduler = scheduler
         self.workers = int(workers or st["workers"])
+        self._dask = None
+        if scheduler is not None:  # connect now: a wrong address fails before any work
+            from .cluster import DaskPool
+
+            try:
+                self._dask = DaskPool(scheduler)
+            except ValueError:
+                self.store.close()
+                raise
+            if workers is None:
+                self.workers = max(self._dask.n_slots, 1)
         self.budget = budget if budget is not None else st["budget"]
         self.max_pulls = max_pulls if max_pulls is not None else st["max_pulls"]
         self.timeout = timeout
@@ -300,6 +325,10 @@ class StudyRunner:
         return None
 
     # -- the worker loop -------------------------------------------------------
+    def _pool(self):
+        """Where the runs happen: a thread pool here, or the dask cluster."""
+        return self._dask or ThreadPoolExecutor(max_workers=self.workers)
+
     def run(self) -> RunOutcome:
         """Work on the study until it ends, a limit is reached, or Ctrl+C.
 
@@ -312,11 +341,11 @@ class StudyRunner:
             a row, failed).
         """
         store, study = self.store, self.study
+        pool = self._pool()
         wid = new_worker_id()
         store.register_worker(wid)
         store.release_stale()
         evaluator = study.evaluator(self.timeout)
-        pool = ThreadPoolExecutor(max_workers=self.workers)
         running: dict = {}
         n_run = 0
         reason = None
@@ -376,5 +405,7 @@ class StudyRunner:
         return RunOutcome(reason, n_run, self.error)
 
     def close(self) -> None:
-        """Close the study file."""
+        """Close the study file (and the connection to the dask scheduler)."""
         self.store.close()
+        if self._dask is not None:
+            self._dask.close()

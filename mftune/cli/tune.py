@@ -50,7 +50,13 @@ def _limits(f):
     f = click.option("--max-pulls", type=click.IntRange(min=1),
                      help="Stop once this many runs have started.")(f)
     f = click.option("--workers", type=click.IntRange(min=1),
-                     help="Runs in parallel in this process.")(f)
+                     help="Runs in parallel in this process (with --scheduler: runs in flight "
+                          "on the cluster, default its number of threads).")(f)
+    f = click.option("--scheduler", metavar="ADDRESS",
+                     help="Run the pulls on a dask cluster: the scheduler's address "
+                          "(tcp://host:8786) or scheduler file. Needs mftune[dask]; the "
+                          "workers must see the command and this directory "
+                          "(docs/parallel.md).")(f)
     f = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
                      help="Seconds before a run is killed and recorded as timed-out.")(f)
     f = click.option("--quiet", "-q", is_flag=True, help="Print only the result.")(f)
@@ -73,7 +79,7 @@ def _limits(f):
 @click.option("--error-score", type=float, help="Score given to failed runs (study.error_score).")
 @_limits
 def tune(space_file, command, study_path, algorithm, delta, epsilon, n_candidates, seed,
-         error_score, budget, max_pulls, workers, timeout, quiet, as_json):
+         error_score, budget, max_pulls, workers, timeout, scheduler, quiet, as_json):
     """Tune COMMAND over the space described in SPACE_FILE (TOML).
 
     \b
@@ -111,13 +117,13 @@ def tune(space_file, command, study_path, algorithm, delta, epsilon, n_candidate
         click.echo(f"study {path}: {spec.study['n_candidates']} configurations, "
                    f"{spec.study['algorithm']}, {spec.fidelity['name']} in "
                    f"{spec.fidelity['values']}", err=True)
-    _run(path, mode)
+    _run(path, mode, scheduler=scheduler, workers=workers)
 
 
 @main.command()
 @click.argument("study", type=click.Path(dir_okay=False))
 @_limits
-def resume(study, budget, max_pulls, workers, timeout, quiet, as_json):
+def resume(study, budget, max_pulls, workers, timeout, scheduler, quiet, as_json):
     """Continue the study in STUDY after an interruption or a crash.
 
     Finished runs are never repeated: the policy is rebuilt from them (same
@@ -128,7 +134,7 @@ def resume(study, budget, max_pulls, workers, timeout, quiet, as_json):
     if not StudyStore.exists(study):
         raise click.ClickException(f"{study}: no study there")
     _run(Path(study), mode, budget=budget, max_pulls=max_pulls, workers=workers,
-         timeout=timeout)
+         timeout=timeout, scheduler=scheduler)
 
 
 @main.command()
@@ -136,11 +142,13 @@ def resume(study, budget, max_pulls, workers, timeout, quiet, as_json):
 @click.option("--wait", "wait_s", default=30.0, show_default=True, type=float,
               help="Seconds to wait for the study file to appear.")
 @_limits
-def worker(study, wait_s, budget, max_pulls, workers, timeout, quiet, as_json):
+def worker(study, wait_s, budget, max_pulls, workers, timeout, scheduler, quiet, as_json):
     """Join the study in STUDY as another worker process on this machine.
 
     Workers share the study file: each claims runs of the current round that
-    no one else has claimed, so every run happens exactly once.
+    no one else has claimed, so every run happens exactly once. To use other
+    machines, give --scheduler: this process then starts its runs on a dask
+    cluster's workers (the study file stays on this machine).
     """
     mode = _output_mode(quiet, as_json)
     deadline = time.monotonic() + wait_s
@@ -149,4 +157,4 @@ def worker(study, wait_s, budget, max_pulls, workers, timeout, quiet, as_json):
             raise click.ClickException(f"{study}: no study appeared within {wait_s:g} s")
         time.sleep(0.1)
     _run(Path(study), mode, budget=budget, max_pulls=max_pulls, workers=workers,
-         timeout=timeout)
+         timeout=timeout, scheduler=scheduler)
