@@ -72,8 +72,11 @@ def create_study(spec: StudySpec, command: list[str], path=None, *, cwd=None) ->
     costs = fid["costs"]
     if costs == "nominal":
         costs = [float(v) for v in fid["values"]]
+    # batch_size: the batch a batch-rule policy asks, fixed here so that every worker
+    # and every resume asks the same batches (round-based policies ignore it)
     known = {"costs": costs, "sigma": spec.objective.get("sigma"), "xi": fid.get("xi"),
-             "gamma": fid.get("gamma"), "delta": st["delta"], "epsilon": st["epsilon"]}
+             "gamma": fid.get("gamma"), "delta": st["delta"], "epsilon": st["epsilon"],
+             "batch_size": int(st["workers"])}
     needs = POLICIES[st["algorithm"]].needs
     calibrate = needs_calibration(needs, known)
     configs = spec.space.sample(st["n_candidates"], random_state=st["seed"])

@@ -102,3 +102,26 @@ def test_report_imports_only_the_standard_library():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"  # each training run pays no scientific-stack import
+
+
+def test_study_fixes_the_batch_size_of_batch_rule_policies(tmp_path):
+    from mftune import algorithms
+    from mftune.policies import MultiFidelityLUCB
+    from mftune.policies.registry import make_policy
+    from mftune.spacefile import load_spacefile
+    from mftune.study import create_study
+
+    spec = load_spacefile(ROOT / "examples" / "space_python.toml")  # workers = 2
+    store = create_study(spec, ["true"], tmp_path / "s.db")
+    settings = store.meta["settings"]
+    store.close()
+    assert settings["batch_size"] == 2
+    algorithms.register("lucb-c-test", lambda c: MultiFidelityLUCB(
+        c.n_arms, c.costs, np.r_[c.xi[:-1], 0.0], procedure="C", batch_size=c.batch_size),
+        bias="xi", description="test only")
+    try:
+        pol = make_policy("lucb-c-test", 8, settings, random_state=0)
+    finally:
+        del algorithms.REGISTRY["lucb-c-test"]
+    assert pol.batch_size == 2 and len(pol.ask()) == 2
+    assert make_policy("iise", 8, settings).ask().arms.size == 8  # a round: all arms

@@ -67,8 +67,10 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
     n_arms : int
     settings : dict
         ``costs`` (list, strictly increasing), ``sigma`` (noise scale; the
-        policies get ``σ²``), ``delta``, ``epsilon`` (or None) and the bounds
-        listed in the entry's ``needs``.
+        policies get ``σ²``), ``delta``, ``epsilon`` (or None), the bounds
+        listed in the entry's ``needs`` and ``batch_size`` (default 1: the
+        pulls a batch-rule policy asks at once; stored with the study so a
+        resume asks the same batches).
     random_state : int or None
 
     Returns
@@ -88,5 +90,6 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
         n_arms=int(n_arms), costs=arr("costs"), xi=arr("xi"), gamma=arr("gamma"),
         variance_proxy=float(settings["sigma"]) ** 2, delta=float(settings["delta"]),
         epsilon=settings.get("epsilon"), random_state=random_state,
+        batch_size=int(settings.get("batch_size", 1)),
     )
     return algorithms.make_policy(name, ctx)
