@@ -125,3 +125,24 @@ def test_study_fixes_the_batch_size_of_batch_rule_policies(tmp_path):
         del algorithms.REGISTRY["lucb-c-test"]
     assert pol.batch_size == 2 and len(pol.ask()) == 2
     assert make_policy("iise", 8, settings).ask().arms.size == 8  # a round: all arms
+
+
+def test_speedup_table_sums_seeds_and_rejects_bad_jobs():
+    from click.testing import CliRunner
+
+    from mftune.benchmarks.parallel_speedup import SpeedupRow, format_rows
+    from mftune.cli import main
+
+    rows = [SpeedupRow(1, 0, 100, 10.0, 9.8, "max-pulls", 3),
+            SpeedupRow(2, 0, 100, 5.5, 10.4, "max-pulls", 3),
+            SpeedupRow(2, 1, 50, 3.0, 5.6, "stopping-rule", 1),
+            SpeedupRow(1, 1, 50, 5.0, 4.9, "stopping-rule", 1)]
+    info = {"data": "d", "rows": 2000, "seeds": [0, 1], "n_candidates": 64, "cpu_count": 2,
+            "load_before": (0.1, 0.2, 0.3), "load_after": (1.0, 0.5, 0.4),
+            "loky_start": {2: 1.5}}
+    text = format_rows(rows, info)
+    # 150 pulls in 15 s vs 8.5 s: 10.00 vs 17.65 pulls/s; per seed 1.82 and 1.67
+    assert "10.00" in text and "17.65" in text and "1.76x" in text
+    assert "1.67" in text and "1.82" in text and "load average before 0.10" in text
+    res = CliRunner().invoke(main, ["bench", "parallel", "--jobs", "1,x"])
+    assert res.exit_code == 2 and "--jobs" in res.output

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (registration imports: each adds commands)
     bench_iise,
     bench_lucb,
     bench_mfucb,
+    bench_parallel,
     bench_tuner,
     demo,
     study_info,
