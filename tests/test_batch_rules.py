@@ -1,9 +1,11 @@
 """Batch rules: ``ask(n)`` keeps ``n`` workers busy with useful, replayable pulls.
 
 For LUCB, MF-UCB/UCB and the GP policies (whose natural batch is one or two
-pulls): ``ask(n)`` returns ``n`` distinct pulls, a fixed ``n`` replays
-exactly from a seed, and the policy still finds the best arm (point) of a
-small seeded instance. Round-based policies return their round whatever ``n``.
+pulls): ``ask(n)`` returns ``n`` useful pulls — distinct arms for LUCB (the
+next challengers), distinct points for the GP policies, distinct untried arms
+and then believed repeats of promising arms for MF-UCB — a fixed ``n``
+replays exactly from a seed, and the policy still finds the best arm (point)
+of a small seeded instance. Round-based policies return their round whatever ``n``.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ def test_mf_ucb_first_batch_tries_distinct_arms_and_later_believes():
     assert len(first) == 5 and len(set(first.arms.tolist())) == 5  # no mean yet: distinct
     assert first.arms[0] == pol._decide()[0]  # the sequential step's choice comes first
     pol.tell(first, np.full(5, 0.5))
-    assert len(pol.ask(20)) == 20 - 0  # believed pulls may repeat arms that have a mean
+    assert len(pol.ask(20)) == 20  # believed pulls may repeat arms that have a mean
     big = MFUCB(3, [1, 10], [0.2, 0.0], batch_size=5, random_state=0)
     assert len(big.ask()) == 3  # n > K: each untried arm once, then wait
 
