@@ -322,6 +322,11 @@ class CVEvaluator(Evaluator):
         return Outcomes(rewards, [r["fit_time"] + r["score_time"] for r in results],
                         [r["status"] for r in results], [r["error"] for r in results])
 
+    def add_candidates(self, n: int) -> None:
+        """Make room for ``n`` candidates appended to :attr:`candidates` (GP proposals)."""
+        pad = np.zeros((len(self.levels), int(n)), dtype=np.int64)
+        self.next_split = np.hstack([self.next_split, pad])
+
     def release(self, pulls: Pulls) -> None:
         """Give back the splits of pulls that were asked but never run (Ctrl+C)."""
         np.subtract.at(self.next_split, (pulls.fidelities, pulls.arms), 1)

@@ -30,6 +30,7 @@ from .radii import iise_radius
 from .results import Progress, build_cv_results, build_pulls
 from .space import Space
 from .tuner_params import build_scorers, check_params
+from .tuner_policies import lucb_mu_tilde
 
 __all__ = ["MFTuner"]
 
@@ -261,8 +262,16 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         cv = check_cv(self.cv, y, classifier=classifier)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         rng = np.random.default_rng(seed)
-        candidates = (space.grid(self.grid_points) if self.n_candidates == "grid"
-                      else space.sample(self.n_candidates, rng))
+        if self.algorithm in algorithms.POINT_ALGORITHMS:
+            # The GP policies propose their own configurations; the sampled ones are
+            # only the calibration's.
+            if space.is_conditional:
+                raise ValueError(f"algorithm={self.algorithm!r} needs an unconditional space "
+                                 "(one dict): it searches the unit-cube encoding")
+            candidates = space.sample(max(int(self.n_calibration), 2), rng)
+        else:
+            candidates = (space.grid(self.grid_points) if self.n_candidates == "grid"
+                          else space.sample(self.n_candidates, rng))
         if len(candidates) < 2:
             raise ValueError("n_candidates: the space yields fewer than 2 candidates")
         levels = self._levels(X, y, groups, cv, stratify)
@@ -364,14 +373,27 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             ctx = algorithms.PolicyContext(
                 len(candidates), costs, bounds if kind == "xi" else None,
                 bounds if kind == "gamma" else None, sigma**2, float(self.delta),
-                self.epsilon_, seed, points, space)
+                self.epsilon_, seed, points, space,
+                mu_tilde=self._mu_tilde(est, bounds) if name in ("lucb-a", "lucb-b") else None,
+                evaluator=evaluator, sigmas=sigmas)
             self.policy_ = algorithms.make_policy(name, ctx)
         else:
             self.policy_ = self.algorithm
         if hasattr(self.policy_, "update_bounds") and n_fid > 1:
             self.policy_.update_bounds(variance_proxy=sigmas**2)
         self._prior_costs = prior
-        self.candidates_ = candidates
+        self.candidates_ = evaluator.candidates  # the GP adapters append to it
+
+    def _mu_tilde(self, est, bounds):
+        """``(µ̃1, µ̃2)`` for EXPLORE-A/B from the calibration [RECON]."""
+        scores = self._cal_scores  # (n_cal, n_fid_calibrated, n_folds)
+        m = scores.shape[1] - 1
+        means = np.nanmean(scores[:, m, :], axis=1)
+        n = scores.shape[2]
+        radius = float(self.sigma_[m] * np.sqrt(2 * np.log(2 * means.size / self.delta) / n))
+        finite = scores[np.isfinite(scores)]
+        upper = 1.0 if finite.size and finite.min() >= 0 and finite.max() <= 1 else None
+        return lucb_mu_tilde(means, float(bounds[m]), radius, upper)
 
     def _calibrate(self, evaluator, n_arms, n_fid_all, rng):
         n_cal = min(self.n_calibration, n_arms)
@@ -391,6 +413,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         recs = evaluator.records[start:]
         _raise_if_all_failed(recs)
         scores = np.array([r.scores[self._metric] for r in recs]).reshape(n_cal, n_fid, n_folds)
+        self._cal_scores = scores
         self.calibration_cost_ = float(out.costs.sum())
         try:
             est = estimate_bias(scores, out.costs.reshape(n_cal, n_fid, n_folds), self.delta)
@@ -411,6 +434,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         if not hasattr(policy, "update_bounds"):
             return
         recs = self._evaluator.records
+        stats = getattr(policy, "score_stats", policy.stats)  # score units (ScoreLUCB rescales)
         n_fid = len(self.fidelities_)
         fid = np.array([r.fidelity for r in recs])
         cost = np.array([r.cost for r in recs])
@@ -421,7 +445,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             dp = self.delta / (policy.n_arms * n_fid)
             s2 = self.sigma_[:, None] ** 2
             new_bounds, grown = grow_violated(
-                policy.stats, self.bias_bounds_, lambda n: iise_radius(n, dp, s2), self._kind)
+                stats, self.bias_bounds_, lambda n: iise_radius(n, dp, s2), self._kind)
             if grown:
                 self.bias_events_.append({"pulls": self._progress.n_pulls, "fidelities": grown,
                                           "bounds": new_bounds.tolist()})
@@ -432,7 +456,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 new_bounds = None
         var = None
         if n_fid > 1:
-            var = pooled_variance(policy.stats, *self._sigma_prior)
+            var = pooled_variance(stats, *self._sigma_prior)
             self.sigma_ = np.sqrt(var)
         policy.update_bounds(costs=lam if self.costs == "measured" else None, xi=new_bounds,
                              variance_proxy=var)
@@ -502,9 +526,13 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         elim_r = getattr(policy, "eliminated_round", np.full(len(self.candidates_), -1))
         elim_f = getattr(policy, "eliminated_fidelity", np.full(len(self.candidates_), -1))
         search_recs = [r for r in recs if r.phase == "search"] or recs
+        n_cand = len(self.candidates_)
+        elim_t = self._progress.eliminated_time
+        if elim_t.size < n_cand:  # candidates proposed during the run (GP policies)
+            elim_t = np.r_[elim_t, np.full(n_cand - elim_t.size, np.nan)]
         self.cv_results_ = build_cv_results(
             self.candidates_, search_recs, levels, list(ev.scorers), self._metric, best,
-            elim_r, elim_f, self._progress.eliminated_time)
+            elim_r, elim_f, elim_t)
         key = "score" if not self.multimetric_ else self._metric
         self.best_params_ = dict(self.candidates_[best])
         self.best_score_ = float(self.cv_results_[f"mean_test_{key}"][best])

@@ -48,6 +48,10 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
     if isinstance(self.algorithm, str):
         if self.algorithm != "auto":
             algorithms.check_algorithm(self.algorithm)
+        if (self.algorithm in algorithms.POINT_ALGORITHMS and self.budget is None
+                and self.max_pulls is None):
+            raise ValueError(f"algorithm={self.algorithm!r} proposes configurations until it is "
+                             "stopped: give budget (seconds) or max_pulls")
     elif not all(hasattr(self.algorithm, a) for a in ("ask", "tell", "recommend")):
         raise ValueError(f"algorithm must be one of {algorithms.available()} or a policy "
                          f"object with ask/tell/recommend; got {self.algorithm!r}")
