@@ -381,7 +381,10 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             self.policy_ = self.algorithm
         if hasattr(self.policy_, "update_bounds") and n_fid > 1:
             self.policy_.update_bounds(variance_proxy=sigmas**2)
-        self._prior_costs = prior
+        # Stand-ins for fidelities not measured yet: the costs the policy starts with (the
+        # calibration's seconds, extrapolated to an uncalibrated top) -- never the level
+        # ratios, which are not in seconds.
+        self._prior_costs = np.asarray(costs, dtype=float)
         self.candidates_ = evaluator.candidates  # the GP adapters append to it
 
     def _mu_tilde(self, est, bounds):
