@@ -98,6 +98,11 @@ class Study(StudyRecord):
     def __init__(self, store: StudyStore):
         super().__init__(store)
         extra = self.meta["spec"]
+        if "spec" not in extra:
+            who = extra.get("source", "another program")
+            raise ValueError(f"{store.path}: this study was written by {who}, not mftune tune; "
+                             "mftune status/report/export read it, and it resumes where it "
+                             "was written (MFTuner: fit again with the same storage=)")
         self.spec = StudySpec.from_dict(extra["spec"])
         self.cwd = extra["cwd"]
         self.trials_dir = store.path.parent / extra["trials_dir"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .replay import replay
+from .replay import batch_rewards, replay
 from .store import FINISHED, StudyStore
 from .study_record import StudyRecord, apply_update
 
@@ -127,10 +127,19 @@ def study_summary(path) -> dict:
     worst: dict = {}
     b = study.first_batch
     while b in by_batch and not policy.done:
-        state = replay(policy, by_batch[b], first_batch=b, error_reward=study.error_reward,
+        rows_b = by_batch[b]
+        state = replay(policy, rows_b, first_batch=b, error_reward=study.error_reward,
                        worst=worst)
-        if state.batch == b:  # incomplete batch: stop here (it stays outstanding)
-            break
+        cut = state.batch == b
+        if cut:  # incomplete batch: it stays outstanding, unless a cap cut it short
+            if state.pulls is None or not all(r.finished for r in rows_b):
+                break
+            # every stored row finished, fewer than asked: the runner (the tuner's
+            # driver) told these and stopped on its cap; so does this replay
+            n = len(rows_b)
+            policy.tell(state.pulls[:n], batch_rewards(rows_b, worst, study.error_reward),
+                        [r.cost or 0.0 for r in rows_b])
+            policy.cancel(state.pulls[n:])
         if b in updates:  # the runner changed the policy's bounds after this batch
             apply_update(policy, updates[b])
             _in_force(in_force, updates[b], bound)
@@ -139,6 +148,8 @@ def study_summary(path) -> dict:
         out["timeline"].append({"batch": b, "fidelity": int(by_batch[b][0].fidelity),
                                 "cost": cost, "survivors": int(policy.active.sum()),
                                 "best_arm": best["arm"], "best_score": best["score"]})
+        if cut:
+            break
         b = state.batch
     for m in range(n_fid):
         fid_table[m]["eliminated"] = int(np.sum(policy.eliminated_fidelity == m))

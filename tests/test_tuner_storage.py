@@ -226,6 +226,24 @@ def test_storage_argument_and_foreign_files_are_rejected(data, tmp_path):
         small(storage=path, max_pulls=10).fit(X[::-1], y[::-1])
 
 
+def test_multimetric_study_resumes_with_every_metric(data, tmp_path, fits):
+    X, y = data
+    kw = dict(scoring=["accuracy", "f1"], refit="accuracy")
+    ref = small(**kw).fit(X, y)
+    path = tmp_path / "study.db"
+    small(storage=path, max_pulls=13, **kw).fit(X, y)
+    fits["n"] = 0
+    t = small(storage=path, **kw).fit(X, y)
+    for key in ("score_accuracy", "score_f1", "candidate", "split"):
+        assert np.array_equal(t.pulls_[key], ref.pulls_[key]), key
+    assert np.array_equal(t.cv_results_["mean_test_f1"], ref.cv_results_["mean_test_f1"])
+    assert fits["n"] == len(ref.pulls_["candidate"]) - (N_CAL + 13)
+    with StudyStore(path) as store:
+        assert store.meta["objective"]["name"] == "accuracy"
+    with pytest.raises(ValueError, match="storage=.*scoring"):
+        small(storage=path, scoring=["accuracy", "precision"], refit="accuracy").fit(X, y)
+
+
 def test_random_state_none_resumes_with_the_stored_seed(data, tmp_path, fits):
     X, y = data
     path = tmp_path / "study.db"
@@ -269,13 +287,20 @@ def test_status_report_and_export_read_a_tuner_study(tmp_path):
     assert len(table) == len(t.pulls_["candidate"]) and "C" in table[0]
     assert [float(r["C"]) for r in table] == [t.cv_results_["params"][a]["C"]
                                               for a in t.pulls_["candidate"]]
+    # the script runner refuses it cleanly (it resumes through MFTuner.fit)
+    res = runner.invoke(main, ["resume", str(path)])
+    assert res.exit_code == 1 and "MFTuner" in res.output
 
 
 def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     X, y = data
     path = tmp_path / "study.db"
-    small(storage=path, max_pulls=12).fit(X, y)
+    # 12 pulls: two rounds of 5 candidates and a third cut short after 2 pulls
+    t = small(storage=path, max_pulls=12).fit(X, y)
     res = CliRunner().invoke(main, ["status", str(path)])
     assert res.exit_code == 0, res.output
     assert "running (last run stopped: max-pulls)" in res.output
     assert "not certified yet" in res.output
+    s = json.loads(CliRunner().invoke(main, ["status", str(path), "--json"]).output)
+    # the replay tells the cut round's two pulls, as the tuner did: same recommendation
+    assert len(s["timeline"]) == 3 and s["best"]["arm"] == t.best_index_
