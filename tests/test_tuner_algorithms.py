@@ -113,3 +113,10 @@ def test_lucb_mu_tilde_bounds():
         ScoreLUCB(2, [1.0, 2.0], [0.1, 0.0], 0.0)
     with pytest.raises(ValueError, match="mu_tilde"):
         ScoreLUCB(2, [1.0, 2.0], [0.1, 0.0], 0.1, procedure="A")
+
+
+def test_gp_algorithms_refuse_storage(data, tmp_path):
+    X, y = data
+    with pytest.raises(ValueError, match="storage"):
+        MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm="mf-gp-ucb",
+                max_pulls=10, storage=str(tmp_path / "s.db")).fit(X, y)
