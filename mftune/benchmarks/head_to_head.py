@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import time
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +57,7 @@ from sklearn.utils import check_random_state
 from ..space import Real, Space
 from ..tuner import MFTuner
 from .tuner_vs_halving import TASKS as HALVING_TASKS
-from .tuner_vs_halving import Task, _split
+from .tuner_vs_halving import Row, Task, _split
 
 __all__ = ["METHODS", "TASKS", "Row", "dense_grid", "format_table", "run_task"]
 
@@ -80,21 +79,6 @@ TASKS["kde"] = Task(
 TOLERANCE = {"svm-magic-15k": 0.003, "hgb-letter": 0.003, "svm-magic-2k": 0.003, "kde": 0.01}
 METHODS = ("MFTuner", "RandomizedSearchCV", "HalvingRandomSearchCV", "Optuna TPE",
            "Optuna TPE+Hyperband")
-
-
-@dataclass
-class Row:
-    """One method on one task and seed."""
-
-    task: str
-    seed: int
-    method: str
-    wall: float
-    time_to_target: float
-    final_test: float
-    target: float
-    trace: list = field(default_factory=list)  # (wall time, params) after each decision
-    detail: str = ""
 
 
 def _data(task: Task, seed: int):
@@ -303,7 +287,7 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
         end_only = method in ("RandomizedSearchCV", "HalvingRandomSearchCV")
         ttt = _time_to_target(trace, test, target, end_only, wall)
         final = test(best) if best else np.nan
-        rows.append(Row(task.name, seed, name, wall, ttt, final, target, [], detail))
+        rows.append(Row(task.name, seed, name, wall, ttt, final, target, detail))
         log(f"  seed {seed} {name:24s} wall {wall:7.1f} s  time-to-target {ttt:7.1f} s  "
             f"test {final:.4f} (target {target:.4f}{' grid' if grid else ''})  {detail}")
     return rows
