@@ -127,10 +127,10 @@ class MFGPUCB(ContinuousPolicy):
                  gamma=None, adapt_gamma: bool = True, gamma_factor: float = 2.0,
                  beta: str = "practical", delta: float = 0.05, kernel: str = "rbf",
                  prior_mean: str = "mean", noise_variance: float | None = None,
-                 noise_ratio: float = 1e-6, refit_every: int = 25, n_init: tuple[int, int] | None = None,
-                 init_method: str = "kmeans", acq_method: str = "lbfgsb",
-                 n_candidates: int | None = None, n_starts: int = 2,
-                 gamma_rule: str = "paper", random_state=None):
+                 noise_ratio: float = 1e-6, refit_every: int = 25,
+                 n_init: tuple[int, int] | None = None, init_method: str = "kmeans",
+                 acq_method: str = "lbfgsb", n_candidates: int | None = None,
+                 n_starts: int = 2, gamma_rule: str = "paper", random_state=None):
         super().__init__(n_dims, costs, capital, random_state)
         M = self.n_fidelities
         if M < 2:
