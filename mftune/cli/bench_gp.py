@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import click
@@ -148,7 +149,12 @@ def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n
 
 
 def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, unit):
-    from ..benchmarks.task_bench import grid_reference, run_task, time_to_quality
+    from ..benchmarks.task_bench import (
+        grid_reference,
+        hit_in_initial_design,
+        run_task,
+        time_to_quality,
+    )
 
     click.echo(f"task: {task.name}; fidelities {task.fidelities}; data: "
                f"{getattr(task, 'data_source', 'synthetic (RECON)')}")
@@ -160,9 +166,11 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
                f"{tolerance * scale:g}{unit}")
     top = task.n_fidelities - 1
     head = (f"{'method':<10} {'median time-to-target (s)':>26} {'reached':>8} "
-            f"{'median best (top fid.)':>23} {'decision s':>11} {'evals lo/top':>13}")
+            f"{'median best (top fid.)':>23} {'decision s':>11} {'evals lo/top':>13} "
+            f"{'hit in init':>11}")
     rows = [head, "-" * len(head)]
     per_seed = {m: [] for m in methods}
+    load0 = os.getloadavg()
     for seed in range(seeds):
         for m in methods:  # interleaved, so load changes hit both methods alike
             rec = run_task(task, m, time_budget, seed, target)
@@ -176,9 +184,13 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
         rows.append(f"{m:<10} {np.median(ttq):>26.1f} {np.isfinite(ttq).sum():>5}/{len(recs)} "
                     f"{np.nanmedian(best) * scale:>22.3f}{unit} "
                     f"{np.median([r.decision_seconds for r in recs]):>11.2f} "
-                    f"{lo:>6.0f}/{hi:<6.0f}")
+                    f"{lo:>6.0f}/{hi:<6.0f} "
+                    f"{sum(hit_in_initial_design(r, target, top) for r in recs):>5}/{len(recs)}")
         rows.append(f"{'':<10} per seed: " + ", ".join(f"{t:.1f}" for t in ttq))
     click.echo("\n".join(rows))
+    click.echo(f"load average (1, 5, 15 min) at start {load0[0]:.1f}, {load0[1]:.1f}, "
+               f"{load0[2]:.1f}; at end " + ", ".join(f"{v:.1f}" for v in os.getloadavg())
+               + " — methods interleaved seed by seed, so load hits both alike")
 
 
 @bench.command("svm-magic")
