@@ -53,7 +53,8 @@ def grid_reference(task: TuningTask, n_per_dim: int, key: str, use_cache: bool =
     ref = {"best_score": float(scores[best]), "best_point": pts[best].tolist(),
            "best_config": {k: float(v) for k, v in task.space.from_unit(pts[best:best + 1])[0]
                            .items()},
-           "n_points": len(pts), "n_per_dim": n_per_dim, "seconds": float(np.sum(secs))}
+           "n_points": len(pts), "n_per_dim": n_per_dim, "seconds": float(np.sum(secs)),
+           "scores": [float(v) for v in scores]}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(ref, indent=1))
     return ref

@@ -164,6 +164,10 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
                f"scale) at the top fidelity, best {ref['best_score'] * scale:.3f}{unit} at "
                f"{ref['best_config']} ({ref['seconds']:.0f} s); target = best - "
                f"{tolerance * scale:g}{unit}")
+    if "scores" in ref:  # grids cached before the scores were stored lack them
+        frac = float(np.mean(np.asarray(ref["scores"]) >= target))
+        click.echo(f"grid points meeting the target: {frac:.1%} (so k uniform top-fidelity "
+                   f"draws hit it with probability about 1 - (1 - {frac:.3f})^k)")
     top = task.n_fidelities - 1
     head = (f"{'method':<10} {'median time-to-target (s)':>26} {'reached':>8} "
             f"{'median best (top fid.)':>23} {'decision s':>11} {'evals lo/top':>13} "
