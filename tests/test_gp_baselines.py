@@ -172,3 +172,16 @@ def test_simple_regret_reads_the_history():
     assert S[0] == pytest.approx(FN.f_opt)  # nothing at the target before Λ = 10
     assert S[1] >= S[2] >= 0  # non-increasing in the capital
     assert S[2] == pytest.approx(FN.f_opt - rec.target_values.max())
+
+
+def test_spend_table_splits_the_capital_by_fidelity():
+    from mftune.benchmarks.mf_synthetic import SyntheticRun, format_spend_table
+
+    # 4 queries at fidelity 0 (cost 1) and 2 at fidelity 1 (cost 10): shares 4/24, 20/24
+    fids = np.array([0, 0, 1, 0, 0, 1])
+    rec = SyntheticRun("currin", "mf-gp-ucb", 0, fids, np.cumsum(FN.costs[fids]),
+                       np.zeros(6), 0.0, {"n_fidelities": 2, "checks": 3, "violations": 1})
+    row = format_spend_table([rec]).splitlines()[-1].split()
+    assert row[:2] == ["currin", "mf-gp-ucb"]
+    assert row[2:4] == ["0.17", "0.83"] and row[4:6] == ["4", "2"]
+    assert row[6:] == ["3", "1"]
