@@ -185,3 +185,17 @@ def test_spend_table_splits_the_capital_by_fidelity():
     assert row[:2] == ["currin", "mf-gp-ucb"]
     assert row[2:4] == ["0.17", "0.83"] and row[4:6] == ["4", "2"]
     assert row[6:] == ["3", "1"]
+
+
+def test_kmeans_design_does_not_depend_on_the_thread_count():
+    # the benchmark's joblib workers run with one OpenMP thread, an interactive
+    # session with all cores; the same seed must give the same design (replay)
+    from threadpoolctl import threadpool_limits
+
+    from mftune.policies.gp import init_design
+
+    designs = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            designs.append(init_design(90, 3, np.random.default_rng(0), "kmeans"))
+    np.testing.assert_array_equal(designs[0], designs[1])

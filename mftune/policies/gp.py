@@ -223,9 +223,14 @@ def init_design(n: int, n_dims: int, rng: np.random.Generator, method: str = "km
         return np.empty((0, n_dims))
     if method == "kmeans":
         from sklearn.cluster import KMeans
+        from threadpoolctl import threadpool_limits
 
         pts = rng.random((10 * n, n_dims))
-        km = KMeans(n_clusters=n, n_init=1, max_iter=50, random_state=_seed(rng)).fit(pts)
+        # one OpenMP thread: k-means sums in a thread-count-dependent order, and the
+        # last-bit differences grow into a different run, so the design (and the
+        # replay of a run) would depend on the machine's thread settings
+        with threadpool_limits(limits=1):
+            km = KMeans(n_clusters=n, n_init=1, max_iter=50, random_state=_seed(rng)).fit(pts)
         return np.clip(km.cluster_centers_, 0.0, 1.0)
     if method == "lhs":
         return qmc.LatinHypercube(d=n_dims, seed=_seed(rng)).random(n)
