@@ -7,9 +7,12 @@ Each entry maps a name to a factory building a policy from a
     register("lucb-a", lambda ctx: LUCBExplore(ctx.n_arms, ctx.costs, ctx.xi, ...),
              bias="xi", description="LUCB-EXPLORE-A (Wang et al. 2023)")
 
-Names that are planned but whose policy has not landed yet (``lucb-*``,
-``mf-gp-ucb``, ``gp-ucb``) raise a ``ValueError`` listing what is available;
-they are never mapped silently to another algorithm.
+LUCB (``lucb-a``, ``lucb-b``, ``lucb-c``) runs through
+:class:`~mftune.tuner_policies.ScoreLUCB` (scores rescaled by the measured σ),
+and the Gaussian-process policies (``mf-gp-ucb``, ``gp-ucb``) through
+:class:`~mftune.tuner_policies.PointArms`, which turns every proposed point of
+the unit cube into a new candidate; the GP policies have no stopping rule, so
+they need ``budget`` or ``max_pulls``.
 
 The ``"auto"`` rule (:func:`choose_algorithm`)
 ----------------------------------------------
@@ -32,8 +35,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .policies.elimination import IISE, IISEGamma, SuccessiveElimination
+from .policies.gp_ucb import GPUCB
+from .policies.mf_gp_ucb import MFGPUCB
+from .tuner_policies import PointArms, ScoreLUCB
 
-__all__ = ["PLANNED", "REGISTRY", "PolicyContext", "choose_algorithm", "make_policy", "register"]
+__all__ = [
+    "PLANNED", "POINT_ALGORITHMS", "REGISTRY", "PolicyContext", "choose_algorithm",
+    "make_policy", "register",
+]
 
 
 @dataclass
@@ -55,6 +64,12 @@ class PolicyContext:
     points : ndarray of shape (n_arms, d) or None
         Unit-cube encodings of the candidates (for the GP policies).
     space : Space
+    mu_tilde : tuple of float or None
+        ``(µ̃1, µ̃2)`` for EXPLORE-A/B, from the calibration.
+    evaluator : CVEvaluator or None
+        The tuner's evaluator (the GP adapters append candidates to it).
+    sigmas : ndarray of shape (M,) or None
+        Per-fidelity σ of one pull's score.
     batch_size : int
         Parallel workers the batch is run on (the tuner's effective
         ``n_jobs``); factories of policies with a batch rule pass it on as
@@ -71,28 +86,41 @@ class PolicyContext:
     random_state: int | None
     points: np.ndarray | None = None
     space: object = None
+    mu_tilde: tuple | None = None
+    evaluator: object = None
+    sigmas: np.ndarray | None = None
     batch_size: int = 1
 
 
 @dataclass
 class Entry:
-    """A registered algorithm: its factory, the bias bound it uses, a description."""
+    """A registered algorithm: its factory, the bias bound it uses, a description.
+
+    ``batched``: the policy has a batch rule and its factory passes
+    ``ctx.batch_size`` on, so the batch size decides the pulls (a stored
+    study records it).
+    """
 
     factory: Callable[[PolicyContext], object]
     bias: str | None  # "xi", "gamma" or None
     description: str
+    batched: bool = False
 
 
 REGISTRY: dict[str, Entry] = {}
-# Names accepted by the issue that wait for their policy to land.
-PLANNED = ("lucb-a", "lucb-b", "lucb-c", "mf-gp-ucb", "gp-ucb")
+# Names accepted by the issue that wait for their policy to land (none left).
+PLANNED: tuple[str, ...] = ()
+#: Algorithms that propose new configurations (points of the unit cube) instead of
+#: choosing among sampled candidates; they have no stopping rule.
+POINT_ALGORITHMS = ("mf-gp-ucb", "gp-ucb")
 
 
-def register(name: str, factory, *, bias: str | None, description: str) -> None:
+def register(name: str, factory, *, bias: str | None, description: str,
+             batched: bool = False) -> None:
     """Add (or replace) an algorithm of the registry."""
     if bias not in (None, "xi", "gamma"):
         raise ValueError(f"bias must be None, 'xi' or 'gamma'; got {bias!r}")
-    REGISTRY[name] = Entry(factory, bias, description)
+    REGISTRY[name] = Entry(factory, bias, description, bool(batched))
 
 
 register("se", lambda c: SuccessiveElimination(
@@ -107,6 +135,46 @@ register("iise-gamma", lambda c: IISEGamma(
     c.n_arms, c.costs, c.gamma, delta=c.delta, variance_proxy=c.variance_proxy,
     epsilon=c.epsilon, random_state=c.random_state), bias="gamma",
     description="IISE-γ with bounds γ on the bias variation (Poiani et al. 2022, Sec. 5)")
+
+
+def _lucb(procedure: str):
+    def factory(c: PolicyContext):
+        return ScoreLUCB(c.n_arms, c.costs, c.xi, float(np.sqrt(c.variance_proxy)),
+                         delta=c.delta, procedure=procedure, epsilon=c.epsilon or 0.0,
+                         mu_tilde=c.mu_tilde if procedure in ("A", "B") else None,
+                         random_state=c.random_state, batch_size=c.batch_size)
+    return factory
+
+
+for _p in ("A", "B", "C"):
+    register(f"lucb-{_p.lower()}", _lucb(_p), bias="xi", batched=True,
+             description=f"LUCB with EXPLORE-{_p} (Wang et al. 2023), scores rescaled by sigma")
+
+
+def _gp(multi: bool):
+    def factory(c: PolicyContext):
+        ev = c.evaluator
+        d = c.space.n_dims
+        noise = float(np.max(c.sigmas) ** 2 / ev.n_splits) if c.sigmas is not None else None
+        # one query is n_splits pulls: enough queries per batch to fill batch_size workers
+        queries = -(-int(c.batch_size) // ev.n_splits)
+        if multi:
+            if len(c.costs) < 2:
+                raise ValueError("algorithm='mf-gp-ucb' needs at least 2 fidelities; "
+                                 "use 'gp-ucb' for one")
+            inner = MFGPUCB(d, c.costs, noise_variance=noise, batch_size=queries,
+                            random_state=c.random_state)
+        else:
+            inner = GPUCB(d, c.costs, noise_variance=noise, batch_size=queries,
+                          random_state=c.random_state)
+        return PointArms(inner, c.space, ev.candidates, ev.n_splits, ev.add_candidates)
+    return factory
+
+
+register("mf-gp-ucb", _gp(True), bias=None, batched=True,
+         description="MF-GP-UCB (Kandasamy et al. 2016) over the unit-cube encoding")
+register("gp-ucb", _gp(False), bias=None, batched=True,
+         description="GP-UCB at the top fidelity (Srinivas et al. 2010) over the unit cube")
 
 
 def available() -> list[str]:

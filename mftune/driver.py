@@ -102,12 +102,17 @@ class Outcome:
 
 @dataclass
 class Outcomes:
-    """Results of a batch, parallel to its pulls."""
+    """Results of a batch, parallel to its pulls.
+
+    ``info`` optionally holds, per pull, a JSON-able dict of the evaluator's
+    details (the study store keeps it so a resumed run can rebuild its records).
+    """
 
     rewards: np.ndarray
     costs: np.ndarray
     status: list[str] = field(default_factory=list)
     errors: list[str | None] = field(default_factory=list)
+    info: list[dict | None] = field(default_factory=list)
 
     def __post_init__(self):
         self.rewards = np.asarray(self.rewards, dtype=float).reshape(-1)
@@ -119,6 +124,8 @@ class Outcomes:
             self.status = ["done"] * n
         if not self.errors:
             self.errors = [None] * n
+        if not self.info:
+            self.info = [None] * n
 
     @classmethod
     def from_list(cls, outcomes: Iterable[Outcome]) -> Outcomes:

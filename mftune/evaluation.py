@@ -46,6 +46,7 @@ from sklearn.utils import _safe_indexing
 from .driver import Evaluator, Outcome, Outcomes, parallel_map
 from .fidelity import stratified_subset
 from .policies.base import Pulls
+from .replay import StudyMismatchError
 
 __all__ = ["CVEvaluator", "PullRecord", "clone_with", "fit_and_score"]
 
@@ -309,19 +310,41 @@ class CVEvaluator(Evaluator):
         return Outcome(res["scores"][self.metric], res["fit_time"] + res["score_time"],
                        res["status"], res["error"])
 
-    def evaluate(self, pulls: Pulls) -> Outcomes:
-        """Run a batch (in parallel with ``n_jobs``; in child processes with ``timeout``)."""
+    #: :class:`mftune.recording.RecordingEvaluator` may pass stored results (``known=``).
+    accepts_known = True
+
+    def evaluate(self, pulls: Pulls, known: dict[int, dict] | None = None) -> Outcomes:
+        """Run a batch (in parallel with ``n_jobs``; in child processes with ``timeout``).
+
+        Parameters
+        ----------
+        pulls : Pulls
+        known : dict, optional
+            Results already stored for some positions of the batch (a resumed
+            study): ``{position: info}`` with the ``info`` this method returns
+            in :attr:`Outcomes.info` plus ``status`` and ``error``. Those pulls
+            are not run; they take their split, are recorded and rewarded
+            exactly as when they ran, so the run continues as if uninterrupted.
+
+        Returns
+        -------
+        Outcomes
+            With ``info[i]``: every metric's score, fit and score seconds,
+            split, training rows and start time of pull ``i``.
+        """
+        known = known or {}
         splits = np.empty(len(pulls), dtype=np.int64)
         for i, (a, f) in enumerate(pulls):  # the split order must follow the batch order
             splits[i] = self.next_split[f, a]
             self.next_split[f, a] += 1
-        tasks = [self.task(a, f, s) for (a, f), s in zip(pulls, splits, strict=True)]
+        todo = [i for i in range(len(pulls)) if i not in known]
+        tasks = {i: self.task(int(pulls.arms[i]), int(pulls.fidelities[i]), int(splits[i]))
+                 for i in todo}
         started = time.perf_counter() - self._t0
-        if self.timeout is not None:
-            jobs = max(effective_n_jobs(self.n_jobs), 1)
-            results = run_with_timeout(tasks, self.timeout, jobs, self.error_score)
-        else:
-            results = parallel_map(fit_and_score, tasks, self.n_jobs)
+        fresh = iter(self._run_tasks([tasks[i] for i in todo]))
+        results = []
+        for i in range(len(pulls)):
+            results.append(next(fresh) if i in tasks else self._stored(known[i], splits[i]))
         rewards = np.array([r["scores"][self.metric] for r in results], dtype=float)
         ok = np.isfinite(rewards)
         if ok.any():
@@ -330,13 +353,43 @@ class CVEvaluator(Evaluator):
         # it is told the lowest score seen so far, so a failing candidate is never preferred.
         stand_in = self._worst if np.isfinite(self._worst) else 0.0
         rewards = np.where(ok, rewards, stand_in)
-        for (a, f), s, r, t in zip(pulls, splits, results, tasks, strict=True):
+        info = []
+        for i, ((a, f), s, r) in enumerate(zip(pulls, splits, results, strict=True)):
+            n_train = len(tasks[i][4]) if i in tasks else int(r["n_train"])
+            t0 = started if i in tasks else float(r.get("started", started))
             self.records.append(PullRecord(
                 int(a), int(f), int(s), r["scores"], r["fit_time"], r["score_time"],
-                r["status"], r["error"], self.phase, started, len(t[4]),
+                r["status"], r["error"], self.phase, t0, n_train,
                 worker=r.get("worker", "")))
+            info.append({"scores": r["scores"], "fit_time": r["fit_time"],
+                         "score_time": r["score_time"], "split": int(s), "n_train": n_train,
+                         "started": t0, "worker": r.get("worker", "")})
         return Outcomes(rewards, [r["fit_time"] + r["score_time"] for r in results],
-                        [r["status"] for r in results], [r["error"] for r in results])
+                        [r["status"] for r in results], [r["error"] for r in results], info)
+
+    def _run_tasks(self, tasks: list[tuple]) -> list[dict]:
+        if self.timeout is not None and tasks:
+            jobs = max(effective_n_jobs(self.n_jobs), 1)
+            return run_with_timeout(tasks, self.timeout, jobs, self.error_score)
+        return parallel_map(fit_and_score, tasks, self.n_jobs)
+
+    def _stored(self, info: dict, split: int) -> dict:
+        """A stored pull as :func:`fit_and_score` returned it (``null`` scores are nan)."""
+        stored = (info or {}).get("split")
+        if not info or "scores" not in info or stored != split:
+            raise StudyMismatchError(
+                f"a stored pull does not match this search (split {stored} stored, {split} "
+                "expected): another cv, data or mftune version wrote it")
+        scores = {k: np.nan if v is None else float(v) for k, v in info["scores"].items()}
+        if set(scores) != set(self.scorers):
+            raise StudyMismatchError(f"stored scores {sorted(scores)} differ from this search's "
+                                     f"scoring {sorted(self.scorers)}")
+        return {**info, "scores": scores}
+
+    def add_candidates(self, n: int) -> None:
+        """Make room for ``n`` candidates appended to :attr:`candidates` (GP proposals)."""
+        pad = np.zeros((len(self.levels), int(n)), dtype=np.int64)
+        self.next_split = np.hstack([self.next_split, pad])
 
     def release(self, pulls: Pulls) -> None:
         """Give back the splits of pulls that were asked but never run (Ctrl+C)."""

@@ -1,4 +1,4 @@
-"""Record an in-process study through the driver (the tuner's path)."""
+"""Record an in-process study through the driver (the tuner's path), and resume it."""
 
 from __future__ import annotations
 
@@ -6,21 +6,36 @@ import numpy as np
 
 from .driver import Outcomes
 from .policies.base import Policy, Pulls
-from .replay import ReplayState, batch_rewards, replay
-from .store import StudyStore, new_worker_id
+from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
+from .store import _LIVE_TOKENS, PullRow, StudyStore, new_worker_id
 
-__all__ = ["RecordingEvaluator"]
+__all__ = ["RecordingEvaluator", "StudyBusyError"]
+
+
+class StudyBusyError(RuntimeError):
+    """Another live process holds pulls of the study this recorder wants to run."""
 
 
 class RecordingEvaluator:
     """Wrap an evaluator so every batch the driver runs is written to a study.
 
     Rows are inserted as ``running`` before the inner evaluator starts and
-    finished after it returns, so ``driver.run(policy, RecordingEvaluator(store,
-    evaluator))`` records an in-process study (the tuner's path). Call
-    :meth:`resume` first on a fresh policy to replay a stored study: it tells
-    the finished batches, runs the unfinished pulls of the first incomplete
-    batch, and leaves the policy ready for the driver.
+    finished (in one transaction per batch) after it returns, so
+    ``driver.run(policy, RecordingEvaluator(store, evaluator))`` records an
+    in-process study (the tuner's path).
+
+    Resuming: a batch that is already stored is *not* run again. When the
+    driver (with a fresh policy, same seed) asks batch ``b`` and the study
+    holds rows for it, the asked pulls must match them (else
+    :class:`~mftune.replay.StudyMismatchError`); finished rows give their
+    stored outcomes, unfinished ones are claimed and run, and positions the
+    study lacks (a batch trimmed by a pull cap) are inserted and run. So
+    ``driver.run`` on a stored study replays it exactly — callbacks included —
+    and evaluates only what had not finished. An inner evaluator with
+    ``accepts_known = True`` receives the stored results
+    (``evaluate(pulls, known={pos: info})``) so it can rebuild its own state;
+    any other evaluator runs only the missing pulls. :meth:`resume` does the
+    same for a policy replayed outside the driver.
 
     Parameters
     ----------
@@ -30,55 +45,132 @@ class RecordingEvaluator:
     sign : float, default=1.0
         ``score = sign * reward`` is stored as the user-facing score
         (``-1`` for minimised objectives).
+    first_batch : int, default=0
+        Index of the first policy batch (1 when batch 0 is a calibration).
     """
 
-    def __init__(self, store: StudyStore, evaluator, sign: float = 1.0):
+    def __init__(self, store: StudyStore, evaluator, sign: float = 1.0, first_batch: int = 0):
         self.store, self.evaluator, self.sign = store, evaluator, float(sign)
         self.worker = new_worker_id()
-        self.next_batch = 0
+        self.next_batch = int(first_batch)
+        self.n_evaluated = 0
+        self.n_replayed = 0
+        self._released = False
+        self._worst: dict = {}
         store.register_worker(self.worker)
 
-    def _run(self, pulls: Pulls, ids: list[int]) -> Outcomes:
-        out = self.evaluator.evaluate(pulls)
-        with self.store.transaction():  # one commit for the whole batch
-            self._finish_all(out, ids)
+    @property
+    def last_batch(self) -> int:
+        """Index of the last policy batch this recorder completed."""
+        return self.next_batch - 1
+
+    # -- the driver's evaluator protocol -----------------------------------------
+    def evaluate(self, pulls: Pulls, kind: str = "policy") -> Outcomes:
+        """Record (or replay), evaluate and finish one batch.
+
+        ``kind="calibration"`` stores the batch as the study's calibration
+        (batch 0); policy batches are numbered from ``first_batch``.
+        """
+        batch = 0 if kind == "calibration" else self.next_batch
+        stored = self.store.rows(batch=batch, kind=kind)
+        if stored:
+            out = self._complete(batch, pulls, stored, kind)
+        else:
+            ids = self.store.insert_batch(batch, pulls, kind=kind, status="running",
+                                          worker=self.worker)
+            out = self.evaluator.evaluate(pulls)
+            self._finish_all(out, list(enumerate(ids)))
+            self.n_evaluated += len(pulls)
+        if kind == "policy":
+            self.next_batch += 1
         return out
 
-    def _finish_all(self, out: Outcomes, ids: list[int]) -> None:
-        for i, row_id in enumerate(ids):
-            reward = float(out.rewards[i])
-            self.store.finish(
-                row_id, status=out.status[i], reward=reward, cost=float(out.costs[i]),
-                score=self.sign * reward if out.status[i] == "done" else None,
-                error=out.errors[i], worker=self.worker)
+    def _complete(self, batch: int, pulls: Pulls, stored: list[PullRow], kind: str) -> Outcomes:
+        """A batch the study already holds (part of it, or all): run only what is missing."""
+        n = min(len(stored), len(pulls))
+        if ([r.pos for r in stored[:n]] != list(range(n))
+                or [r.arm for r in stored[:n]] != pulls.arms[:n].tolist()
+                or [r.fidelity for r in stored[:n]] != pulls.fidelities[:n].tolist()):
+            raise StudyMismatchError(
+                f"{kind} batch {batch}: this run asks {list(pulls)[:8]}... but the study stored "
+                f"{[(r.arm, r.fidelity) for r in stored][:8]}...; it was written with another "
+                "algorithm, seed, settings or mftune version")
+        if not self._released:
+            self.store.release_stale()  # pulls left running by a worker that died
+            self._released = True
+            stored = self.store.rows(batch=batch, kind=kind)
+        known = {r.pos: r for r in stored[:n] if r.finished}
+        todo = [r for r in stored[:n] if not r.finished]
+        ids = self.store.claim([r.id for r in todo], self.worker)
+        if len(ids) != len(todo):
+            raise StudyBusyError("another live process is running pulls of this study")
+        run = [(r.pos, r.id) for r in todo]
+        if n < len(pulls):
+            new = self.store.insert_batch(batch, pulls[n:], kind=kind, first_pos=n,
+                                          status="running", worker=self.worker)
+            run += list(zip(range(n, len(pulls)), new, strict=True))
+        if getattr(self.evaluator, "accepts_known", False):
+            out = (self.evaluator.evaluate(pulls, known={
+                p: {**(r.info or {}), "status": r.status, "error": r.error}
+                for p, r in known.items()}) if known else self.evaluator.evaluate(pulls))
+        else:
+            out = self._merge(pulls, known, [p for p, _ in run])
+        self._finish_all(out, run)
+        self.n_evaluated += len(run)
+        self.n_replayed += len(known)
+        return out
 
-    def evaluate(self, pulls: Pulls) -> Outcomes:
-        """Record, evaluate and finish one batch (the driver's evaluator protocol)."""
-        ids = self.store.insert_batch(self.next_batch, pulls, status="running",
-                                      worker=self.worker)
-        self.next_batch += 1
-        return self._run(pulls, ids)
+    def _merge(self, pulls: Pulls, known: dict[int, PullRow], todo: list[int]) -> Outcomes:
+        """Stored outcomes for ``known`` positions, the inner evaluator's for ``todo``."""
+        rows = [known[p] for p in sorted(known)]
+        stored = dict(zip(sorted(known), batch_rewards(rows, self._worst, None), strict=True))
+        fresh = self.evaluator.evaluate(pulls[np.array(todo, dtype=np.int64)]) if todo else None
+        at = {p: i for i, p in enumerate(todo)}
+        rewards, costs, status, errors, info = [], [], [], [], []
+        for p in range(len(pulls)):
+            if p in known:
+                r = known[p]
+                vals = (stored[p], r.cost or 0.0, r.status, r.error, r.info)
+            else:
+                i = at[p]
+                vals = (fresh.rewards[i], fresh.costs[i], fresh.status[i], fresh.errors[i],
+                        fresh.info[i])
+            for col, v in zip((rewards, costs, status, errors, info), vals, strict=True):
+                col.append(v)
+        return Outcomes(rewards, costs, status, errors, info)
 
+    def _finish_all(self, out: Outcomes, run: list[tuple[int, int]]) -> None:
+        """Finish the rows ``(position, row id)`` of a batch in one transaction."""
+        with self.store.transaction():
+            for pos, row_id in run:
+                reward = float(out.rewards[pos])
+                self.store.finish(
+                    row_id, status=out.status[pos], reward=reward, cost=float(out.costs[pos]),
+                    score=self.sign * reward if out.status[pos] == "done" else None,
+                    error=out.errors[pos], worker=self.worker, info=out.info[pos])
+
+    # -- replay outside the driver -----------------------------------------------
     def resume(self, policy: Policy) -> ReplayState:
         """Replay the stored study into ``policy`` and complete its current batch."""
         self.store.release_stale()
-        state = replay(policy, self.store.rows(kind="policy"))
-        if state.pulls is not None:
-            todo = [r for r in state.rows if not r.finished]
-            ids = self.store.claim([r.id for r in todo], self.worker)
-            if len(ids) != len(todo):
-                raise RuntimeError("another live worker holds pulls of this study")
-            keep = np.array([r.pos for r in todo], dtype=np.int64)
-            if len(todo):
-                self._run(state.pulls[keep], ids)
-            missing = state.missing
-            if len(missing):
-                new = self.store.insert_batch(state.batch, missing, first_pos=len(state.rows),
-                                              status="running", worker=self.worker)
-                self._run(missing, new)
-            rows = self.store.rows(min_batch=state.batch, kind="policy")
-            done = [r for r in rows if r.batch == state.batch]
-            policy.tell(state.pulls, batch_rewards(done, {}, None), [r.cost for r in done])
-            state = ReplayState(state.batch + 1, None, [])
+        self._released = True
+        state = replay(policy, self.store.rows(kind="policy"), first_batch=self.next_batch)
         self.next_batch = state.batch
+        if state.pulls is not None:
+            out = self.evaluate(state.pulls)
+            policy.tell(state.pulls, out.rewards, out.costs)
+            state = ReplayState(self.next_batch, None, [])
         return state
+
+    # -- stopping ---------------------------------------------------------------
+    def release(self) -> int:
+        """Put this recorder's running pulls back to ``pending`` (after Ctrl+C or an error)."""
+        return self.store.release_worker(self.worker)
+
+    def close(self) -> None:
+        """Release running pulls, retire the worker id and close the study file."""
+        try:
+            self.release()
+        finally:
+            _LIVE_TOKENS.discard(self.worker)
+            self.store.close()

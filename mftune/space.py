@@ -364,6 +364,11 @@ class Space:
         cols = [dims[k].from_unit(pts[:, j]) for j, k in enumerate(names)]
         return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
 
+    def describe(self) -> dict | list:
+        """The space as JSON-able text: ``{name: repr(dimension)}`` (a list for conditional)."""
+        out = [{k: repr(d) for k, d in sub.items()} for sub in self.subspaces]
+        return out if self.is_conditional else out[0]
+
     def check_names(self, valid: set[str] | Sequence[str], what: str = "the estimator") -> None:
         """Raise ``ValueError`` for parameter names not in ``valid``."""
         valid = set(valid)

@@ -10,8 +10,19 @@ Tables (JSON text columns, never pickle):
   (``batch``, ``pos``), ``kind`` (``policy`` or ``calibration``), arm,
   fidelity, status (``pending``/``running``/``done``/``failed``/``timed-out``),
   score (the user's direction), reward (what the policy is told), cost,
-  start and end times, attempts, worker id and error text.
+  start and end times, attempts, worker id, error text and ``info`` (the
+  evaluator's details of the pull as JSON: every metric's score, fit and
+  score seconds, CV split... — what an in-process runner needs to rebuild its
+  records on resume).
+* ``updates`` — one row per told batch after which the runner changed the
+  policy's bounds (the tuner's measured costs, grown bias bounds, pooled
+  σ²): the keyword arguments of ``policy.update_bounds`` as JSON, so any
+  reader replays the policy exactly (batch ``first_batch - 1``: applied right
+  after the policy was built).
 * ``workers`` — the processes that have joined the study.
+
+Files written before ``info`` and ``updates`` existed are upgraded in place
+when opened (one ``ALTER TABLE``/``CREATE TABLE``; nothing is rewritten).
 
 Crash safety
 ------------
@@ -48,7 +59,7 @@ from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
 
 __all__ = [
     "FINISHED", "FORMAT_VERSION", "PullRow", "ReplayState", "StudyMismatchError",
-    "StudyStore", "batch_rewards", "new_worker_id", "replay",
+    "StudyStore", "batch_rewards", "json_safe", "new_worker_id", "replay",
 ]
 
 FORMAT_VERSION = 1
@@ -92,9 +103,14 @@ CREATE TABLE IF NOT EXISTS pulls (
     ended REAL,
     worker TEXT,
     error TEXT,
+    info TEXT,
     UNIQUE (batch, pos)
 );
 CREATE INDEX IF NOT EXISTS pulls_status ON pulls (status);
+CREATE TABLE IF NOT EXISTS updates (
+    batch INTEGER PRIMARY KEY,
+    data TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS workers (
     id TEXT PRIMARY KEY,
     host TEXT NOT NULL,
@@ -159,6 +175,7 @@ class PullRow:
     ended: float | None
     worker: str | None
     error: str | None
+    info: dict | None = None
 
     @property
     def finished(self) -> bool:
@@ -192,6 +209,17 @@ class StudyStore:
         if version > FORMAT_VERSION:
             raise ValueError(f"{self.path}: study format {version} is newer than this mftune "
                              f"supports ({FORMAT_VERSION}); upgrade mftune")
+        self._upgrade()
+
+    def _upgrade(self) -> None:
+        """Add the ``pulls.info`` column and the ``updates`` table to older files."""
+        cols = {r[1] for r in self._conn.execute("PRAGMA table_info(pulls)")}
+        if "info" not in cols:
+            self._conn.execute("ALTER TABLE pulls ADD COLUMN info TEXT")
+        if not self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                  "name = 'updates'").fetchone():
+            self._conn.execute("CREATE TABLE IF NOT EXISTS updates "
+                               "(batch INTEGER PRIMARY KEY, data TEXT NOT NULL)")
 
     @staticmethod
     def _connect(path: Path, timeout: float) -> sqlite3.Connection:
@@ -332,7 +360,8 @@ class StudyStore:
         if kind is not None:
             sql += " AND kind = ?"
             args.append(kind)
-        return [PullRow(*r) for r in self._conn.execute(sql + " ORDER BY batch, pos", args)]
+        return [PullRow(*r[:-1], None if r[-1] is None else json.loads(r[-1]))
+                for r in self._conn.execute(sql + " ORDER BY batch, pos", args)]
 
     def insert_batch(self, batch: int, pulls: Pulls, *, kind: str = "policy", first_pos: int = 0,
                      status: str = "pending", worker: str | None = None,
@@ -373,14 +402,19 @@ class StudyStore:
         return claimed
 
     def finish(self, row_id: int, *, status: str, score: float | None, reward: float | None,
-               cost: float, error: str | None = None, worker: str | None = None) -> bool:
-        """Record the end of a pull; ignored (returns False) if ``worker`` lost the claim."""
+               cost: float, error: str | None = None, worker: str | None = None,
+               info: dict | None = None) -> bool:
+        """Record the end of a pull; ignored (returns False) if ``worker`` lost the claim.
+
+        ``info`` (JSON; non-finite numbers are stored as ``null``) holds the
+        evaluator's details of the pull.
+        """
         if status not in FINISHED:
             raise ValueError(f"status must be one of {', '.join(FINISHED)}; got {status!r}")
         sql = ("UPDATE pulls SET status = ?, score = ?, reward = ?, cost = ?, ended = ?, "
-               "error = ? WHERE id = ? AND status = 'running'")
+               "error = ?, info = ? WHERE id = ? AND status = 'running'")
         args = [status, _finite(score), _finite(reward), float(cost), time.time(), error,
-                int(row_id)]
+                None if info is None else _dumps(json_safe(info)), int(row_id)]
         if worker is not None:
             sql += " AND worker = ?"
             args.append(worker)
@@ -397,6 +431,13 @@ class StudyStore:
                 "UPDATE pulls SET status = 'pending', worker = NULL WHERE id = ? "
                 "AND status = 'running'", [(i,) for i in stale])
         return len(stale)
+
+    def release_worker(self, worker: str) -> int:
+        """Put back to ``pending`` the running pulls of ``worker`` (it stops, e.g. on Ctrl+C)."""
+        with self.transaction():
+            return self._conn.execute(
+                "UPDATE pulls SET status = 'pending', worker = NULL WHERE status = 'running' "
+                "AND worker = ?", (worker,)).rowcount
 
     def register_worker(self, worker: str) -> None:
         """Record (or refresh) a worker joining the study."""
@@ -448,11 +489,28 @@ class StudyStore:
                 reward = float(outcomes.rewards[i])
                 self._conn.execute(
                     "INSERT INTO pulls (batch, pos, kind, arm, fidelity, status, score, reward, "
-                    "cost, attempts, created, started, ended, error) "
-                    "VALUES (?, ?, 'policy', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+                    "cost, attempts, created, started, ended, error, info) "
+                    "VALUES (?, ?, 'policy', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
                     (last + 1, i, int(arm), int(fid), outcomes.status[i],
                      sign * reward if ok else None, reward, float(outcomes.costs[i]), now, now,
-                     now, outcomes.errors[i]))
+                     now, outcomes.errors[i], _info(outcomes, i)))
+
+    # -- policy updates -------------------------------------------------------
+    def set_update(self, batch: int, data: dict) -> None:
+        """Store the ``policy.update_bounds`` arguments applied after told batch ``batch``.
+
+        ``data`` maps argument names to arrays (JSON lists) or ``None``;
+        rewriting the update of a batch (a resumed run recomputes it) replaces it.
+        """
+        data = {k: v for k, v in data.items() if v is not None}
+        with self.transaction():
+            self._conn.execute("INSERT OR REPLACE INTO updates VALUES (?, ?)",
+                               (int(batch), _dumps(json_safe(data))))
+
+    def updates(self) -> dict[int, dict]:
+        """Stored policy updates by batch (see :meth:`set_update`)."""
+        return {int(b): json.loads(d) for b, d in self._conn.execute(
+            "SELECT batch, data FROM updates ORDER BY batch")}
 
     def spent(self) -> float:
         """Summed cost of the finished pulls (calibration included)."""
@@ -485,6 +543,26 @@ def _json_default(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     return repr(value)
+
+
+def json_safe(value):
+    """``value`` with non-finite floats replaced by ``None`` (strict JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+        return None
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _info(outcomes: Outcomes, i: int) -> str | None:
+    info = outcomes.info[i] if outcomes.info else None
+    return None if info is None else _dumps(json_safe(info))
 
 
 def _finite(x):

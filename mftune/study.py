@@ -37,11 +37,12 @@ import numpy as np
 
 from .calibration import calibration_plan, estimate_settings, needs_calibration
 from .policies.base import Policy
-from .policies.registry import POLICIES, make_policy
+from .policies.registry import POLICIES
 from .replay import StudyMismatchError, batch_rewards, replay
 from .script import ScriptEvaluator
 from .spacefile import StudySpec
 from .store import _LIVE_TOKENS, StudyStore, new_worker_id
+from .study_record import StudyRecord
 
 __all__ = ["Study", "StudyRunner", "create_study"]
 
@@ -80,16 +81,23 @@ def create_study(spec: StudySpec, command: list[str], path=None, *, cwd=None) ->
     needs = POLICIES[st["algorithm"]].needs
     calibrate = needs_calibration(needs, known)
     configs = spec.space.sample(st["n_candidates"], random_state=st["seed"])
+    cal = spec.calibration
+    es = st.get("error_score")
     extra = {"spec": spec.to_dict(), "command": list(command),
              "cwd": str(Path(cwd or os.getcwd()).resolve()),
              "trials_dir": f"{path.stem}.trials", "calibrate": calibrate, "known": known,
-             "first_batch": int(calibrate)}
+             "first_batch": int(calibrate),
+             "calibration_pulls": len(calibration_plan(
+                 st["n_candidates"], len(fid["values"]), cal["arms"], cal["repeats"],
+                 st["seed"])) if calibrate else 0,
+             "error_reward": None if es is None else (
+                 1.0 if spec.objective["direction"] == "maximize" else -1.0) * es}
     return StudyStore.create(path, space=spec.parameters, fidelities=fid,
                              objective=spec.objective, algorithm=st["algorithm"],
                              settings=known, seed=st["seed"], configs=configs, spec=extra)
 
 
-class Study:
+class Study(StudyRecord):
     """Read-side view of a script study: its spec, arms, settings and a replayed policy.
 
     Parameters
@@ -98,27 +106,19 @@ class Study:
     """
 
     def __init__(self, store: StudyStore):
-        self.store = store
-        self.meta = store.meta
+        super().__init__(store)
         extra = self.meta["spec"]
+        if "spec" not in extra:
+            who = extra.get("source", "another program")
+            raise ValueError(f"{store.path}: this study was written by {who}, not mftune tune; "
+                             "mftune status/report/export read it, and it resumes where it "
+                             "was written (MFTuner: fit again with the same storage=)")
         self.spec = StudySpec.from_dict(extra["spec"])
-        self.command = extra["command"]
         self.cwd = extra["cwd"]
         # absolute: the runs may start on dask workers with another working directory
         self.trials_dir = (store.path.parent / extra["trials_dir"]).resolve()
-        self.calibrate = extra["calibrate"]
-        self.first_batch = extra["first_batch"]
-        self.configs = store.configs()
-        self.algorithm = self.meta["algorithm"]
-        self.seed = self.meta["seed"]
-        self.sign = 1.0 if self.meta["direction"] == "maximize" else -1.0
-        self.needs = POLICIES[self.algorithm].needs
         es = self.spec.study.get("error_score")
         self.error_reward = None if es is None else self.sign * es
-
-    @property
-    def n_fidelities(self) -> int:
-        return len(self.spec.fidelity["values"])
 
     def calibration_plan(self):
         """The calibration pulls (batch 0)."""
@@ -127,7 +127,7 @@ class Study:
                                 cal["repeats"], self.seed)
 
     def settings(self, cal_rows=None) -> dict | None:
-        """Policy settings; ``None`` while the calibration is incomplete.
+        """Policy settings, derived from the calibration rows; ``None`` while it is incomplete.
 
         Raises ``ValueError`` when the calibration cannot estimate them.
         """
@@ -143,10 +143,6 @@ class Study:
             [np.nan if r.reward is None else r.reward for r in rows],
             [r.cost or 0.0 for r in rows], [r.status for r in rows],
             self.n_fidelities, known, self.needs)
-
-    def new_policy(self, settings: dict) -> Policy:
-        """A fresh policy with the study's seed and the given settings."""
-        return make_policy(self.algorithm, len(self.configs), settings, self.seed)
 
     def evaluator(self, timeout=None) -> ScriptEvaluator:
         """The script evaluator of this study (``timeout`` overrides the stored one)."""
@@ -404,7 +400,8 @@ class StudyRunner:
             _LIVE_TOKENS.discard(wid)
             if reason == "interrupted":
                 store.release_stale()
-        store.update_state(last_reason=reason, last_worker=wid, updated=time.time())
+        store.update_state(last_reason=reason, last_worker=wid, updated=time.time(),
+                           error=self.error)
         return RunOutcome(reason, n_run, self.error)
 
     def close(self) -> None:

@@ -1,8 +1,10 @@
 """What a study file says: progress per fidelity, the best so far, the timeline, a CSV.
 
 Everything here only reads the study (a read-only replay of the complete
-batches into a fresh policy), so ``mftune status`` can run while workers are
-busy.
+batches into a fresh policy, with the runner's stored updates of its bounds),
+so ``mftune status`` can run while workers are busy. It reads the shared
+study record (:mod:`mftune.study_record`), so script studies (``mftune
+tune``) and tuner studies (``MFTuner(storage=...)``) are summarised alike.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .replay import replay
+from .replay import batch_rewards, replay
 from .store import FINISHED, StudyStore
-from .study import Study
+from .study_record import StudyRecord, apply_update
 
 __all__ = ["export_csv", "study_summary"]
 
@@ -44,9 +46,10 @@ def _statement(policy, settings: dict, reason_done: bool, k: int) -> str:
         what = f"within epsilon={settings.get('epsilon')} of the best"
     else:
         what = "the best"
+    given = settings.get("given_in", "the space file")
     cond = (f"assuming {bounds}" + (f" ({', '.join(est)} estimated by calibration: the "
                                      "guarantee holds only if the estimates do)" if est
-                                     else " (given in the space file)"))
+                                     else f" (given in {given})"))
     return (f"with probability >= {1 - delta:g} (delta={delta:g}) this is {what} of the "
             f"{k} sampled configurations, {cond}")
 
@@ -67,19 +70,21 @@ def study_summary(path) -> dict:
         survivors, best score).
     """
     with StudyStore(path) as store:
-        study = Study(store)
+        study = StudyRecord(store)
         rows = store.rows()
-        meta = store.meta
+        updates = study.updates
+    meta = study.meta
     k, n_fid = len(study.configs), study.n_fidelities
-    values = study.spec.fidelity["values"]
+    values = study.values
     cal_rows = [r for r in rows if r.kind == "calibration"]
     pol_rows = [r for r in rows if r.kind == "policy"]
+    state = meta["state"]
     out = {
         "study": {"path": str(path), "algorithm": study.algorithm,
-                  "direction": meta["direction"], "objective": study.spec.objective["name"],
-                  "fidelity": study.spec.fidelity["name"], "values": values,
+                  "direction": meta["direction"], "objective": study.objective,
+                  "fidelity": study.fidelity, "values": values,
                   "n_candidates": k, "seed": study.seed, "command": study.command,
-                  "created": meta["created"]},
+                  "created": meta["created"], "last_reason": state.get("last_reason")},
         "pulls": sum(r.finished for r in rows),
         "failed": sum(r.status in ("failed", "timed-out") for r in rows),
         "running": sum(r.status == "running" for r in rows),
@@ -88,13 +93,9 @@ def study_summary(path) -> dict:
     }
     if study.calibrate:
         out["calibration"] = {"pulls": sum(r.finished for r in cal_rows),
-                              "planned": len(study.calibration_plan()),
+                              "planned": study.calibration_pulls or len(cal_rows),
                               "cost": float(sum(r.cost or 0.0 for r in cal_rows if r.finished))}
-    try:
-        settings = study.settings(cal_rows)
-    except ValueError as exc:
-        settings = None
-        out["error"] = str(exc)
+    settings = study.settings(cal_rows)
     fid_table = []
     for m in range(n_fid):
         at = [r for r in rows if r.fidelity == m]
@@ -110,10 +111,15 @@ def study_summary(path) -> dict:
         })
     out["fidelities"] = fid_table
     if settings is None:
-        out["status"] = "calibrating" if "error" not in out else "calibration-failed"
+        failed = state.get("last_reason") == "calibration-failed"
+        out["status"] = "calibration-failed" if failed else "calibrating"
+        if failed and state.get("error"):
+            out["error"] = state["error"]
         return out
     out["settings"] = settings
-    policy = study.new_policy(settings)
+    policy = study.new_policy(settings, updates)
+    in_force = dict(settings)
+    bound = study.needs[0] if study.needs else None
     cost = float(sum(r.cost or 0.0 for r in cal_rows if r.finished))
     by_batch: dict[int, list] = {}
     for r in pol_rows:
@@ -121,15 +127,29 @@ def study_summary(path) -> dict:
     worst: dict = {}
     b = study.first_batch
     while b in by_batch and not policy.done:
-        state = replay(policy, by_batch[b], first_batch=b, error_reward=study.error_reward,
+        rows_b = by_batch[b]
+        state = replay(policy, rows_b, first_batch=b, error_reward=study.error_reward,
                        worst=worst)
-        if state.batch == b:  # incomplete batch: stop here (it stays outstanding)
-            break
+        cut = state.batch == b
+        if cut:  # incomplete batch: it stays outstanding, unless a cap cut it short
+            if state.pulls is None or not all(r.finished for r in rows_b):
+                break
+            # every stored row finished, fewer than asked: the runner (the tuner's
+            # driver) told these and stopped on its cap; so does this replay
+            n = len(rows_b)
+            policy.tell(state.pulls[:n], batch_rewards(rows_b, worst, study.error_reward),
+                        [r.cost or 0.0 for r in rows_b])
+            policy.cancel(state.pulls[n:])
+        if b in updates:  # the runner changed the policy's bounds after this batch
+            apply_update(policy, updates[b])
+            _in_force(in_force, updates[b], bound)
         cost += float(sum(r.cost or 0.0 for r in by_batch[b]))
         best = _best(policy, study.sign)
         out["timeline"].append({"batch": b, "fidelity": int(by_batch[b][0].fidelity),
                                 "cost": cost, "survivors": int(policy.active.sum()),
                                 "best_arm": best["arm"], "best_score": best["score"]})
+        if cut:
+            break
         b = state.batch
     for m in range(n_fid):
         fid_table[m]["eliminated"] = int(np.sum(policy.eliminated_fidelity == m))
@@ -138,17 +158,27 @@ def study_summary(path) -> dict:
     best = _best(policy, study.sign)
     best["config"] = study.configs[best["arm"]]
     out.update(status="finished" if done else "running", alive=alive, best=best,
-               statement=_statement(policy, settings, done, k))
+               statement=_statement(policy, in_force, done, k))
     return out
+
+
+def _in_force(settings: dict, update: dict, bound: str | None) -> None:
+    """Track the bounds a stored update put in force (for the confidence statement)."""
+    if update.get("variance_proxy") is not None:
+        settings["sigma"] = np.sqrt(np.asarray(update["variance_proxy"], float)).tolist()
+    if bound is not None and update.get("xi") is not None:
+        settings[bound] = update["xi"]
+    if update.get("costs") is not None:
+        settings["costs"] = update["costs"]
 
 
 def export_csv(path, csv_path) -> int:
     """Write one CSV row per pull (with the arm's parameters); return the row count."""
     with StudyStore(path) as store:
-        study = Study(store)
+        study = StudyRecord(store)
         rows = store.rows()
-    names = study.spec.space.names
-    values = study.spec.fidelity["values"]
+    names = study.parameter_names
+    values = study.values
     header = ["id", "batch", "pos", "kind", "arm", *names, "fidelity", "fidelity_value",
               "status", "score", "cost", "attempts", "started", "ended", "worker", "error"]
     with Path(csv_path).open("w", newline="", encoding="utf-8") as fh:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
+from contextlib import contextmanager
 from copy import deepcopy
 
 import numpy as np
@@ -28,9 +30,14 @@ from .evaluation import CVEvaluator, clone_with, level_is_number
 from .fidelity import min_subset_size, n_samples_schedule
 from .policies.base import Pulls
 from .radii import iise_radius
+from .recording import StudyBusyError
+from .replay import StudyMismatchError
 from .results import Progress, build_cv_results, build_pulls
 from .space import Space
+from .store import json_safe
 from .tuner_params import build_scorers, check_params
+from .tuner_policies import lucb_mu_tilde
+from .tuner_storage import open_recorder, stored_seed, study_signature
 
 __all__ = ["MFTuner"]
 
@@ -155,6 +162,19 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         (pulls, cost, current best) each second; ``>= 2``: every batch.
     random_state : int, RandomState or None
         Seeds candidates, subsets, fold reshuffles and the policy.
+    storage : str or path-like, optional
+        A SQLite study file (the store of ``mftune tune``; JSON, never
+        pickle). The study (space, candidates, fidelities, algorithm and
+        settings, seed) and one row per pull (status, score, cost, times,
+        error) are written as the search runs, so ``mftune status/report/
+        export`` read it. ``fit`` on a file that holds a study *resumes* it:
+        the stored pulls are replayed into a fresh policy (same seed ⇒ same
+        asks) and only the unfinished ones are evaluated; with
+        ``random_state=None`` the stored seed is used. A stored study written
+        with other candidates, fidelities, algorithm, data or settings raises
+        a ``ValueError``. ``budget`` and ``max_pulls`` count from the start of
+        the study, so raise them to continue a capped search. See
+        docs/tuner.md.
 
     Attributes
     ----------
@@ -187,6 +207,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     history_ : list of tuple
         ``(seconds, cost, pulls, recommended candidate)`` after each batch.
     n_pulls_, total_cost_, calibration_cost_ : int, float, float
+    n_replayed_ : int
+        Pulls answered from ``storage`` instead of being evaluated (0 without it).
     """
 
     def __init__(self, estimator, space, *, fidelity="n_samples", fidelities=None,
@@ -195,7 +217,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                  delta=0.05,
                  epsilon="auto", budget=None, max_pulls=None, timeout=None, scoring=None,
                  cv=5, refit=True, error_score=np.nan, n_jobs=None, verbose=0,
-                 random_state=None):
+                 random_state=None, storage=None):
         self.estimator = estimator
         self.space = space
         self.fidelity = fidelity
@@ -221,6 +243,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state
+        self.storage = storage
 
     # -- validation -------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -248,6 +271,10 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
+        return self._fit(X, y, groups, fit_params)
+
+    def _fit(self, X, y, groups, fit_params, budget=None, max_pulls=None):
+        """``fit`` with caps overriding ``budget``/``max_pulls`` (``resume`` with storage)."""
         self._check_params()
         self._t_start = time.perf_counter()
         for attr in ("_progress", "_evaluator"):
@@ -267,10 +294,21 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             if getattr(data, "dtype", None) is not None and data.dtype.kind in "fc":
                 assert_all_finite(data, input_name="X")
         cv = check_cv(self.cv, y, classifier=classifier)
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        seed = stored_seed(self.storage) if self.storage is not None and \
+            self.random_state is None else None
+        if seed is None:
+            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         rng = np.random.default_rng(seed)
-        candidates = (space.grid(self.grid_points) if self.n_candidates == "grid"
-                      else space.sample(self.n_candidates, rng))
+        if self.algorithm in algorithms.POINT_ALGORITHMS:
+            # The GP policies propose their own configurations; the sampled ones are
+            # only the calibration's.
+            if space.is_conditional:
+                raise ValueError(f"algorithm={self.algorithm!r} needs an unconditional space "
+                                 "(one dict): it searches the unit-cube encoding")
+            candidates = space.sample(max(int(self.n_calibration), 2), rng)
+        else:
+            candidates = (space.grid(self.grid_points) if self.n_candidates == "grid"
+                          else space.sample(self.n_candidates, rng))
         if len(candidates) < 2:
             raise ValueError("n_candidates: the space yields fewer than 2 candidates")
         levels = self._levels(X, y, groups, cv, stratify)
@@ -286,9 +324,63 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             n_jobs=self.n_jobs, random_state=seed)
         self._evaluator = evaluator
         self._metric = metric
-        self._setup_policy(candidates, levels, evaluator, space, seed, rng)
-        self._search()
+        self._choose_algorithm(levels)
+        self.n_replayed_ = 0
+        self.__dict__.pop("_stop_reason", None)
+        with self._storage_errors():
+            if self.storage is not None:
+                self._open_storage(evaluator, candidates, levels, seed, space, X, y, groups)
+            self._setup_policy(candidates, levels, evaluator, space, seed, rng)
+            self._search(budget, max_pulls)
         return self
+
+    def _open_storage(self, evaluator, candidates, levels, seed, space, X, y, groups):
+        """Create or reopen the study file; its stored pulls will answer the search."""
+        n_cal = self._calibration_shape(len(candidates), len(levels), evaluator.n_splits)
+        self._recorder = open_recorder(
+            self, evaluator, candidates=candidates, levels=levels, seed=seed, space=space,
+            calibrate=n_cal > 0, calibration_pulls=n_cal,
+            signature=study_signature(self, X, y, groups))
+        self._stored_updates = self._recorder.store.updates()
+        n_done = sum(r.finished for r in self._recorder.store.rows())
+        self._say(1, f"storage {str(self.storage)!r}: "
+                     + (f"resuming, {n_done} finished pulls to replay" if n_done
+                        else "new study"))
+
+    @contextmanager
+    def _storage_errors(self):
+        """Name ``storage`` in mismatch errors; leave the study file consistent on any exit."""
+        try:
+            yield
+        except (StudyMismatchError, StudyBusyError) as exc:
+            raise ValueError(f"storage={str(self.storage)!r}: {exc}") from None
+        except sqlite3.IntegrityError:  # two processes inserted the same batch
+            raise ValueError(f"storage={str(self.storage)!r}: another process is writing "
+                             "this study; run one search per study file at a time") from None
+        finally:
+            self._close_recorder()
+
+    def _close_recorder(self):
+        rec = self.__dict__.pop("_recorder", None)
+        self.__dict__.pop("_stored_updates", None)
+        if rec is None:
+            return
+        self.n_replayed_ = rec.n_replayed
+        try:
+            rec.release()
+            reason = self.__dict__.get("_stop_reason")
+            if reason is not None:
+                rec.store.update_state(last_reason=reason, updated=time.time(),
+                                       last_worker=rec.worker)
+        finally:
+            rec.close()
+
+    def _evaluate(self, pulls, kind="policy"):
+        """Run a batch, through the study file when ``storage`` is set."""
+        rec = getattr(self, "_recorder", None)
+        if rec is None:
+            return self._evaluator.evaluate(pulls)
+        return rec.evaluate(pulls, kind=kind)
 
     def _levels(self, X, y, groups, cv, classifier):
         if self.fidelity != "n_samples":
@@ -306,7 +398,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         if self.verbose >= level:
             print(f"[mftune] {msg}", flush=True)
 
-    def _setup_policy(self, candidates, levels, evaluator, space, seed, rng):
+    def _choose_algorithm(self, levels):
         n_fid = len(levels)
         known = not isinstance(self.bias, str)
         self.bias_mode_ = "known" if known else self.bias
@@ -320,13 +412,34 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         if known and len(self.bias) != n_fid:
             raise ValueError(f"bias must have one bound per fidelity ({n_fid}: {levels}); "
                              f"got {len(self.bias)}")
+
+    def _needs_calibration(self, n_fid) -> bool:
+        return n_fid > 1 and self.bias_mode_ != "known" or self.sigma is None
+
+    def _calibration_shape(self, n_arms, n_fid_all, n_splits) -> int:
+        """Pulls of the calibration (0 without one): candidates × fidelities × folds."""
+        if not self._needs_calibration(n_fid_all):
+            return 0
+        # Adaptive mode with >= 3 fidelities skips the (expensive) top fidelity: the
+        # bounds are measured against the fidelity below it and extended (see _calibrate).
+        below_top = self.bias_mode_ == "adaptive" and n_fid_all >= 3
+        n_fid = n_fid_all - 1 if below_top else n_fid_all
+        return min(self.n_calibration, n_arms) * n_fid * min(n_splits, 2)
+
+    def _batch_size(self) -> int:
+        """Pulls per batch of a batch-rule algorithm: the effective ``n_jobs``."""
+        return max(1, int(effective_n_jobs(self.n_jobs)))
+
+    def _setup_policy(self, candidates, levels, evaluator, space, seed, rng):
+        n_fid = len(levels)
+        known = self.bias_mode_ == "known"
+        name = self.algorithm_
         prior = (np.asarray(levels, float) / float(levels[-1])
                  if all(level_is_number(v) and v > 0 for v in levels)
                  else np.arange(1.0, n_fid + 1))
         self.calibration_cost_ = 0.0
         est = None
-        needs_cal = n_fid > 1 and (not known) or self.sigma is None
-        if needs_cal:
+        if self._needs_calibration(n_fid):
             est = self._calibrate(evaluator, len(candidates), n_fid, rng)
         if self.costs == "levels":
             costs = running_costs(prior, np.ones(n_fid), prior)
@@ -373,14 +486,55 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 len(candidates), costs, bounds if kind == "xi" else None,
                 bounds if kind == "gamma" else None, sigma**2, float(self.delta),
                 self.epsilon_, seed, points, space,
-                batch_size=max(1, effective_n_jobs(self.n_jobs)))
+                mu_tilde=self._mu_tilde(est, bounds) if name in ("lucb-a", "lucb-b") else None,
+                evaluator=evaluator, sigmas=sigmas,
+                batch_size=self._batch_size())
             self.policy_ = algorithms.make_policy(name, ctx)
         else:
             self.policy_ = self.algorithm
         if hasattr(self.policy_, "update_bounds") and n_fid > 1:
             self.policy_.update_bounds(variance_proxy=sigmas**2)
-        self._prior_costs = prior
-        self.candidates_ = candidates
+            self._record_update(-1 if est is None else 0, {"variance_proxy": sigmas**2})
+        # Stand-ins for fidelities not measured yet: the costs the policy starts with (the
+        # calibration's seconds, extrapolated to an uncalibrated top) -- never the level
+        # ratios, which are not in seconds.
+        self._prior_costs = np.asarray(costs, dtype=float)
+        self.candidates_ = evaluator.candidates  # the GP adapters append to it
+        rec = getattr(self, "_recorder", None)
+        if rec is not None:  # the settings in the shared format of mftune.study_record
+            estimated = ["sigma"] if self.sigma is None else []
+            if kind is not None and not known and n_fid > 1:
+                estimated.append(kind)
+            if self.costs == "measured" and est is not None:
+                estimated.append("costs")
+            rec.store.update_settings(json_safe({
+                "costs": costs, "sigma": sigma, "xi": bounds if kind == "xi" else None,
+                "gamma": bounds if kind == "gamma" else None, "delta": float(self.delta),
+                "epsilon": self.epsilon_, "estimated": estimated, "bias_mode": self.bias_mode_,
+                "given_in": "the MFTuner arguments"}))
+
+    def _record_update(self, batch, data):
+        """Store the ``policy.update_bounds`` arguments applied after ``batch`` (storage).
+
+        A replayed batch recomputes the stored update exactly; it is not rewritten.
+        """
+        rec = getattr(self, "_recorder", None)
+        if rec is None:
+            return
+        data = json_safe({k: v for k, v in data.items() if v is not None})
+        if self._stored_updates.get(batch) != data:
+            rec.store.set_update(batch, data)
+
+    def _mu_tilde(self, est, bounds):
+        """``(µ̃1, µ̃2)`` for EXPLORE-A/B from the calibration [RECON]."""
+        scores = self._cal_scores  # (n_cal, n_fid_calibrated, n_folds)
+        m = scores.shape[1] - 1
+        means = np.nanmean(scores[:, m, :], axis=1)
+        n = scores.shape[2]
+        radius = float(self.sigma_[m] * np.sqrt(2 * np.log(2 * means.size / self.delta) / n))
+        finite = scores[np.isfinite(scores)]
+        upper = 1.0 if finite.size and finite.min() >= 0 and finite.max() <= 1 else None
+        return lucb_mu_tilde(means, float(bounds[m]), radius, upper)
 
     def _calibrate(self, evaluator, n_arms, n_fid_all, rng):
         n_cal = min(self.n_calibration, n_arms)
@@ -395,11 +549,14 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         evaluator.phase = "calibration"
         start = len(evaluator.records)
         t0 = time.perf_counter()
-        out = evaluator.evaluate(pulls)
-        evaluator.phase = "search"
+        try:
+            out = self._evaluate(pulls, "calibration")
+        finally:
+            evaluator.phase = "search"
         recs = evaluator.records[start:]
         _raise_if_all_failed(recs)
         scores = np.array([r.scores[self._metric] for r in recs]).reshape(n_cal, n_fid, n_folds)
+        self._cal_scores = scores
         self.calibration_cost_ = float(out.costs.sum())
         try:
             est = estimate_bias(scores, out.costs.reshape(n_cal, n_fid, n_folds), self.delta)
@@ -420,6 +577,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         if not hasattr(policy, "update_bounds"):
             return
         recs = self._evaluator.records
+        stats = getattr(policy, "score_stats", policy.stats)  # score units (ScoreLUCB rescales)
         n_fid = len(self.fidelities_)
         fid = np.array([r.fidelity for r in recs])
         cost = np.array([r.cost for r in recs])
@@ -430,7 +588,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             dp = self.delta / (policy.n_arms * n_fid)
             s2 = self.sigma_[:, None] ** 2
             new_bounds, grown = grow_violated(
-                policy.stats, self.bias_bounds_, lambda n: iise_radius(n, dp, s2), self._kind)
+                stats, self.bias_bounds_, lambda n: iise_radius(n, dp, s2), self._kind)
             if grown:
                 self.bias_events_.append({"pulls": self._progress.n_pulls, "fidelities": grown,
                                           "bounds": new_bounds.tolist()})
@@ -441,10 +599,14 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 new_bounds = None
         var = None
         if n_fid > 1:
-            var = pooled_variance(policy.stats, *self._sigma_prior)
+            var = pooled_variance(stats, *self._sigma_prior)
             self.sigma_ = np.sqrt(var)
-        policy.update_bounds(costs=lam if self.costs == "measured" else None, xi=new_bounds,
-                             variance_proxy=var)
+        update = {"costs": lam if self.costs == "measured" else None, "xi": new_bounds,
+                  "variance_proxy": var}
+        policy.update_bounds(**update)
+        rec = getattr(self, "_recorder", None)
+        if rec is not None:
+            self._record_update(rec.last_batch, update)
 
     def _search(self, budget=None, max_pulls=None):
         ev, policy = self._evaluator, self.policy_
@@ -468,8 +630,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             if caps is not None and caps <= 0:
                 reason = "max-pulls"
             else:
-                result = run(policy, ev, budget=remaining, max_pulls=caps,
-                             callbacks=[progress, self._update])
+                result = run(policy, getattr(self, "_recorder", None) or ev, budget=remaining,
+                             max_pulls=caps, callbacks=[progress, self._update])
                 reason = result.stopping_reason
                 if result.cancelled is not None:  # the driver cancelled it in the policy
                     self._evaluator.release(result.cancelled)
@@ -489,7 +651,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
 
     def _finish(self, reason):
         ev, policy = self._evaluator, self.policy_
-        self.stopping_reason_ = reason
+        self.stopping_reason_ = self._stop_reason = reason
         best = int(policy.recommend())
         self.best_index_ = best
         self.n_pulls_ = self._progress.n_pulls
@@ -511,9 +673,13 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         elim_r = getattr(policy, "eliminated_round", np.full(len(self.candidates_), -1))
         elim_f = getattr(policy, "eliminated_fidelity", np.full(len(self.candidates_), -1))
         search_recs = [r for r in recs if r.phase == "search"] or recs
+        n_cand = len(self.candidates_)
+        elim_t = self._progress.eliminated_time
+        if elim_t.size < n_cand:  # candidates proposed during the run (GP policies)
+            elim_t = np.r_[elim_t, np.full(n_cand - elim_t.size, np.nan)]
         self.cv_results_ = build_cv_results(
             self.candidates_, search_recs, levels, list(ev.scorers), self._metric, best,
-            elim_r, elim_f, self._progress.eliminated_time)
+            elim_r, elim_f, elim_t)
         key = "score" if not self.multimetric_ else self._metric
         self.best_params_ = dict(self.candidates_[best])
         self.best_score_ = float(self.cv_results_[f"mean_test_{key}"][best])
@@ -571,10 +737,19 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Notes
+        -----
+        With ``storage`` the search is rebuilt from the study file (its
+        finished pulls replayed, as by a new ``fit`` on the kept data) and
+        continued, so the file stays the one record of the search.
         """
         if getattr(self, "_evaluator", None) is None:
             raise ValueError("resume() needs a search stopped by Ctrl+C (its data is kept); "
                              "this one completed — call fit() to start another")
+        if self.storage is not None:  # the study file is the truth: replay it, then go on
+            ev = self._evaluator
+            return self._fit(ev.X, ev.y, ev.groups, ev.fit_params, budget, max_pulls)
         self._search(budget, max_pulls)
         return self
 

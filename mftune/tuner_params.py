@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 from sklearn.metrics import check_scoring
@@ -48,6 +49,10 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
     if isinstance(self.algorithm, str):
         if self.algorithm != "auto":
             algorithms.check_algorithm(self.algorithm)
+        if (self.algorithm in algorithms.POINT_ALGORITHMS and self.budget is None
+                and self.max_pulls is None):
+            raise ValueError(f"algorithm={self.algorithm!r} proposes configurations until it is "
+                             "stopped: give budget (seconds) or max_pulls")
     elif not all(hasattr(self.algorithm, a) for a in ("ask", "tell", "recommend")):
         raise ValueError(f"algorithm must be one of {algorithms.available()} or a policy "
                          f"object with ask/tell/recommend; got {self.algorithm!r}")
@@ -105,6 +110,20 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
                          f"got {self.random_state!r}")
     if not _is_int(self.verbose) or self.verbose < 0:
         raise ValueError(f"verbose must be an integer >= 0; got {self.verbose!r}")
+    if self.storage is not None:
+        if not isinstance(self.storage, (str, os.PathLike)) or not os.fspath(self.storage):
+            raise ValueError(f"storage must be None or the path of a SQLite study file; "
+                             f"got {self.storage!r}")
+        if os.path.isdir(self.storage):
+            raise ValueError(f"storage must be a file path, not a directory; "
+                             f"got {self.storage!r}")
+        if not isinstance(self.algorithm, str):
+            raise ValueError("storage needs the algorithm given by name (a stored study is "
+                             "resumed by rebuilding its policy); got a policy object")
+        if self.algorithm in algorithms.POINT_ALGORITHMS:
+            raise ValueError(f"storage is not supported with algorithm={self.algorithm!r} yet "
+                             "(its configurations are proposed during the run; the study "
+                             "store records a fixed candidate list)")
 
 def build_scorers(self):
     """``({name: scorer}, optimised metric name, multimetric?)``."""

@@ -188,10 +188,16 @@ def test_gp_batch_points_are_distinct_and_replayable(cls):
     assert ba == bb
     start = len(ba[0])  # the initial design is asked whole
     assert all(len(batch) == 3 for batch in ba[1:])
+    gps = a.gps_ if cls is MFGPUCB else [a.gp_]
     for i in range(start, a.X_.shape[0], 3):
-        pts = a.X_[i:i + 3]
-        gaps = np.abs(pts[:, None] - pts[None]).max(axis=2) + np.eye(3)
-        assert gaps.min() > 1e-3  # distinct points in one batch
+        pts, fids = a.X_[i:i + 3], a.fidelities_[i:i + 3]
+        gaps = np.abs(pts[:, None] - pts[None]).max(axis=2)
+        same = (fids[:, None] == fids[None]) & ~np.eye(3, dtype=bool)
+        # no two points of a batch repeat each other at one fidelity (the policies'
+        # own duplicate rule: closer than 1e-4 length scales)
+        assert np.all(gaps[same] > 1e-4 * min(gp.length_scale_ for gp in gps))
+        if i == start:  # while the posterior is uncertain the believer spreads the batch
+            assert gaps[same].min() > 0.01 if same.any() else True
 
 
 @pytest.mark.parametrize("cls", [MFGPUCB, GPUCB, ExpectedImprovement])

@@ -75,3 +75,21 @@ def test_unknown_name_and_negative_noise_raise():
         get_mf_function("rosenbrock")
     with pytest.raises(ValueError, match="noise_std"):
         currin().with_noise(-1.0)
+
+
+@pytest.mark.parametrize("name, scale", [("hartmann3", 1.0), ("hartmann6", 0.1)])
+def test_hartmann_lower_fidelities_shift_alpha_by_scaled_delta(name, scale):
+    # α^(m) = α + (M - m)·scale·δ (1-based m) [code: getMFHart3Fn.m, getMFHartFn.m]
+    from mftune.benchmarks import mf_functions as mff
+
+    fn = get_mf_function(name)
+    A, P = (mff._H3_A, mff._H3_P) if name == "hartmann3" else (mff._H6_A, mff._H6_P)
+    X = np.random.default_rng(0).random((50, fn.n_dims))
+    bumps_delta = mff._hartmann(X, mff._H_DELTA, A, P)
+    M = fn.n_fidelities
+    for m in range(M):
+        np.testing.assert_allclose(fn(X, m) - fn(X), (M - 1 - m) * scale * bumps_delta,
+                                   atol=1e-12)
+    other = getattr(mff, name)(delta_scale=2 * scale)
+    np.testing.assert_allclose(other(X, 0) - other(X), (M - 1) * 2 * scale * bumps_delta,
+                               atol=1e-12)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import joblib
 import numpy as np
+import pytest
 from joblib._parallel_backends import ThreadingBackend
 from sklearn.datasets import make_classification
 from sklearn.linear_model import RidgeClassifier
@@ -146,3 +147,27 @@ def test_speedup_table_sums_seeds_and_rejects_bad_jobs():
     assert "1.67" in text and "1.82" in text and "load average before 0.10" in text
     res = CliRunner().invoke(main, ["bench", "parallel", "--jobs", "1,x"])
     assert res.exit_code == 2 and "--jobs" in res.output
+
+
+def test_tuner_batch_size_follows_n_jobs_for_batch_rule_algorithms(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = make_classification(400, 6, random_state=0)
+
+    def tuner(algorithm, n_jobs, **kw):
+        return MFTuner(LogisticRegression(solver="liblinear"), {"C": Real(1e-4, 1e2, log=True)},
+                       algorithm=algorithm, n_candidates=6, cv=3, fidelities=[100, 266],
+                       costs="levels", max_pulls=24, n_jobs=n_jobs, random_state=0, **kw)
+
+    lucb = tuner("lucb-c", 3).fit(X, y)
+    assert lucb.policy_.batch_size == 3
+    gp = tuner("mf-gp-ucb", 4).fit(X, y)
+    assert gp.policy_.inner.batch_size == 2  # one query = 3 CV pulls: 2 queries fill 4 jobs
+    assert tuner("iise", 3).fit(X, y).policy_.batch_size == 1  # a round already
+    # with storage, the batch size is part of what must match to resume
+    path = tmp_path / "lucb.db"
+    tuner("lucb-c", 1, storage=path).fit(X, y)
+    with pytest.raises(ValueError, match=r"storage=.*batch_size"):
+        tuner("lucb-c", 2, storage=path).fit(X, y)
+    tuner("iise", 1, storage=tmp_path / "iise.db").fit(X, y)
+    tuner("iise", 2, storage=tmp_path / "iise.db").fit(X, y)  # rounds: any n_jobs resumes

@@ -199,3 +199,50 @@ def test_record_batch_callback_and_store_replay(tmp_path):
     assert state.batch == 5 and state.pulls is None
     np.testing.assert_array_equal(fresh.stats.counts, ref.stats.counts)
     np.testing.assert_array_equal(fresh.active, ref.active)
+
+
+def test_driver_run_on_a_stored_study_replays_it_and_runs_only_the_rest(tmp_path):
+    ref_store = make_store(tmp_path / "ref.db")
+    ref_policy = new_policy()
+    run(ref_policy, RecordingEvaluator(ref_store, KeyedEvaluator()))
+    ref_rows = [(r.batch, r.pos, r.arm, r.fidelity, r.score) for r in ref_store.rows()]
+    store = make_store(tmp_path / "s.db")
+    run(new_policy(), RecordingEvaluator(store, KeyedEvaluator()), max_pulls=25)  # cut round
+    inner = KeyedEvaluator(counts_from(store))
+    rec = RecordingEvaluator(store, inner)
+    policy = new_policy()
+    res = run(policy, rec)  # no resume(): the recorder answers stored batches itself
+    assert res.completed and policy.recommend() == ref_policy.recommend()
+    assert [(r.batch, r.pos, r.arm, r.fidelity, r.score) for r in store.rows()] == ref_rows
+    assert inner.calls == len(ref_rows) - 25 and rec.n_replayed == 25
+    # a policy asking something else is refused
+    with pytest.raises(StudyMismatchError):
+        run(IISE(THETA.shape[1], [1.0, 2.0, 9.0], [0.3, 0.1, 0.0], delta=0.1,
+                 variance_proxy=0.0025), RecordingEvaluator(store, KeyedEvaluator()))
+
+
+def test_release_worker_updates_and_upgrade_of_older_files(tmp_path):
+    path = tmp_path / "s.db"
+    store = make_store(path)
+    ids = store.insert_batch(0, Pulls([0, 1], [0, 0]), status="running", worker="w:1:a")
+    store.insert_batch(1, Pulls([2], [0]), status="running", worker="w:2:b")
+    assert store.release_worker("w:1:a") == 2
+    assert [r.status for r in store.rows()] == ["pending", "pending", "running"]
+    assert store.claim(ids, new_worker_id()) == ids
+    store.set_update(-1, {"variance_proxy": np.array([0.1, 0.2]), "xi": None})
+    store.set_update(3, {"costs": [1.0, 2.0]})
+    store.set_update(3, {"costs": [1.0, 3.0]})
+    assert store.updates() == {-1: {"variance_proxy": [0.1, 0.2]}, 3: {"costs": [1.0, 3.0]}}
+    assert store.finish(ids[0], status="done", score=0.5, reward=0.5, cost=1.0,
+                        info={"scores": {"a": float("nan"), "b": 0.5}})
+    assert store.rows()[0].info == {"scores": {"a": None, "b": 0.5}}
+    store.close()
+    # a file written before pulls.info and the updates table existed is upgraded on open
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE pulls DROP COLUMN info")
+    conn.execute("DROP TABLE updates")
+    conn.commit()
+    conn.close()
+    with StudyStore(path) as old:
+        assert old.updates() == {} and old.rows()[0].info is None
+        assert len(old.rows()) == 3

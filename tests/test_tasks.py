@@ -45,3 +45,15 @@ def test_bad_fidelity_lists_raise():
         KDEBandwidth(fidelities=(300, 300))
     with pytest.raises(ValueError, match="increasing sizes"):
         SVMMagic(fidelities=(2000,))
+
+
+def test_time_to_quality_and_hits_inside_the_initial_design():
+    from mftune.benchmarks.task_bench import TaskRun, hit_in_initial_design, time_to_quality
+
+    rec = TaskRun("m", 0, np.array([0, 0, 1, 1, 1]), np.array([0.9, 0.95, 0.7, 0.86, 0.9]),
+                  np.array([1.0, 2.0, 5.0, 9.0, 12.0]), 0.5, n_init=3)
+    # the first target-fidelity score >= 0.85 is the 4th evaluation, after the design
+    assert time_to_quality(rec, 0.85, 1) == 9.0
+    assert not hit_in_initial_design(rec, 0.85, 1)
+    assert hit_in_initial_design(rec, 0.6, 1)  # the 3rd evaluation belongs to the design
+    assert time_to_quality(rec, 0.95, 1) == np.inf and not hit_in_initial_design(rec, 0.95, 1)

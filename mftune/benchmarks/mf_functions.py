@@ -224,9 +224,14 @@ def _hartmann_levels(A, P, n_fid, scale):
     return tuple(level(m) for m in range(n_fid))
 
 
-def hartmann3() -> MFFunction:
-    """Hartmann-3D with M = 3: ``α^(m) = α + (M - m) δ`` [code]."""
-    return MFFunction("hartmann3", 3, _costs(3), _hartmann_levels(_H3_A, _H3_P, 3, 1.0),
+def hartmann3(delta_scale: float = 1.0) -> MFFunction:
+    """Hartmann-3D with M = 3: ``α^(m) = α + (M - m) · delta_scale · δ``.
+
+    ``delta_scale = 1`` (the full ``δ``) is the authors' setting for 3-D
+    [code, getMFHart3Fn.m]; the 6-D function uses 0.1.
+    """
+    return MFFunction("hartmann3", 3, _costs(3),
+                      _hartmann_levels(_H3_A, _H3_P, 3, float(delta_scale)),
                       np.array([0.1145889, 0.5556489, 0.8525470]), 3.8627798)
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "fidelity_histogram",
     "format_histogram",
     "format_regret_table",
+    "format_spend_table",
     "regret_summary",
     "run_one",
     "run_synthetic",
@@ -195,6 +196,40 @@ def format_regret_table(records: Sequence[SyntheticRun], fractions=(0.25, 0.5, 0
         for m, (_, med, se, n, wall) in by_method.items():
             cells = " ".join(f"{f'{a:.3g} [{b:.2g}]':>20}" for a, b in zip(med, se, strict=True))
             lines.append(f"{m:<10} {n:>4} {cells} {wall:>7.1f}")
+    return "\n".join(lines)
+
+
+def format_spend_table(records: Sequence[SyntheticRun],
+                       methods: Sequence[str] = ("mf-gp-ucb", "mf-naive")) -> str:
+    """Where the capital went: median share per fidelity, queries, and the ζ/γ checks.
+
+    One row per (function, method) among ``methods``: the median over runs of
+    the fraction of the spent capital at each fidelity, the median number of
+    queries per fidelity, and for MF-GP-UCB the median number of violation
+    checks (extra lower-fidelity queries, charged) and of ζ increases.
+    """
+    groups: dict[tuple[str, str], list[SyntheticRun]] = {}
+    for rec in records:
+        if rec.method in methods:
+            groups.setdefault((rec.function, rec.method), []).append(rec)
+    head = (f"{'function':<10} {'method':<10} {'capital share per fidelity':<30} "
+            f"{'queries per fidelity':<24} {'checks':>6} {'viol.':>5}")
+    lines = [head, "-" * len(head)]
+    for (f, m), recs in groups.items():
+        M = _n_fid(recs[0])
+        share, count = [], []
+        for r in recs:
+            cost = np.diff(np.r_[0.0, r.cum_cost])
+            per = np.bincount(r.fidelities, cost, minlength=M)
+            share.append(per / per.sum())
+            count.append(np.bincount(r.fidelities, minlength=M))
+        sh = " ".join(f"{v:.2f}" for v in np.median(share, axis=0))
+        ct = " ".join(f"{v:.0f}" for v in np.median(count, axis=0))
+        checks = [r.extra.get("checks") for r in recs if r.extra.get("checks") is not None]
+        viol = [r.extra.get("violations") for r in recs if r.extra.get("violations") is not None]
+        c = f"{np.median(checks):.0f}" if checks else "-"
+        v = f"{np.median(viol):.0f}" if viol else "-"
+        lines.append(f"{f:<10} {m:<10} {sh:<30} {ct:<24} {c:>6} {v:>5}")
     return "\n".join(lines)
 
 

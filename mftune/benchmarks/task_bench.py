@@ -27,7 +27,8 @@ from ..policies.mf_gp_ucb import MFGPUCB
 from ..policies.random_search import RandomSearch
 from .tasks import TuningTask
 
-__all__ = ["TaskRun", "grid_reference", "run_task", "time_to_quality"]
+__all__ = ["TaskRun", "grid_reference", "hit_in_initial_design", "run_task",
+           "time_to_quality"]
 
 TASK_METHODS = {"mf-gp-ucb": MFGPUCB, "gp-ucb": GPUCB, "random": RandomSearch}
 
@@ -52,7 +53,8 @@ def grid_reference(task: TuningTask, n_per_dim: int, key: str, use_cache: bool =
     ref = {"best_score": float(scores[best]), "best_point": pts[best].tolist(),
            "best_config": {k: float(v) for k, v in task.space.from_unit(pts[best:best + 1])[0]
                            .items()},
-           "n_points": len(pts), "n_per_dim": n_per_dim, "seconds": float(np.sum(secs))}
+           "n_points": len(pts), "n_per_dim": n_per_dim, "seconds": float(np.sum(secs)),
+           "scores": [float(v) for v in scores]}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(ref, indent=1))
     return ref
@@ -68,6 +70,7 @@ class TaskRun:
     scores: np.ndarray
     elapsed: np.ndarray  # cumulative evaluation + decision seconds after each evaluation
     decision_seconds: float
+    n_init: int = 0  # size of the first batch (the initial design)
 
 
 def run_task(task: TuningTask, method: str, time_budget: float, seed: int,
@@ -78,6 +81,7 @@ def run_task(task: TuningTask, method: str, time_budget: float, seed: int,
     policy = TASK_METHODS[method](task.n_dims, task.costs, None, random_state=seed)
     fids, scores, elapsed = [], [], []
     clock = decision = 0.0
+    n_init = 0
     top = task.n_fidelities - 1
     while clock < time_budget:
         t0 = time.perf_counter()
@@ -85,6 +89,7 @@ def run_task(task: TuningTask, method: str, time_budget: float, seed: int,
         decision += time.perf_counter() - t0
         if len(pulls) == 0:
             break
+        n_init = n_init or len(pulls)
         ys, cs = [], []
         for p, m in zip(pulls.points, pulls.fidelities.tolist(), strict=True):
             y, c = task.evaluate_unit(p, m)
@@ -104,7 +109,13 @@ def run_task(task: TuningTask, method: str, time_budget: float, seed: int,
         if clock_total >= time_budget:
             break
     return TaskRun(method, seed, np.array(fids), np.array(scores),
-                   np.array(elapsed), decision)
+                   np.array(elapsed), decision, n_init)
+
+
+def hit_in_initial_design(record: TaskRun, target: float, top: int) -> bool:
+    """Whether the target was first reached by a point of the initial design."""
+    hit = np.flatnonzero((record.fidelities == top) & (record.scores >= target))
+    return bool(hit.size and hit[0] < record.n_init)
 
 
 def time_to_quality(record: TaskRun, target: float, top: int) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (registration imports: each adds commands)
     bench_gp,
+    bench_h2h,
     bench_iise,
     bench_lucb,
     bench_mfucb,

@@ -45,8 +45,11 @@ def status(study, as_json):
         click.echo(json.dumps(s, indent=2, default=str))
         return
     st = s["study"]
+    last = st.get("last_reason")
+    stopped = f" (last run stopped: {last})" if last and s["status"] != "finished" else ""
     click.echo(f"{study}: {st['algorithm']}, {st['direction']} {st['objective']}, "
-               f"{st['n_candidates']} configurations, seed {st['seed']} — {s['status']}")
+               f"{st['n_candidates']} configurations, seed {st['seed']} — {s['status']}"
+               + stopped)
     rows = [[f["value"], f["pulls"], f["failed"], f["running"], f["pending"], f["cost"],
              f["arms"], f["eliminated"]] for f in s["fidelities"]]
     click.echo(_table([st["fidelity"], "pulls", "failed", "running", "pending", "cost_s",

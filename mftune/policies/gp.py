@@ -71,10 +71,18 @@ class FidelityGP:
         Constant prior mean: ``max(y) + 2 (max(y) - min(y))`` as in the
         authors' code for UCB methods [code], or the data mean (for EI).
     noise_variance : float, optional
-        Observation-noise variance added to the kernel diagonal; default
-        ``1e-4 · var(y)`` at each hyper-parameter fit [code].
+        Known observation-noise variance added to the kernel diagonal;
+        default ``noise_ratio · var(y)`` at each hyper-parameter fit.
     n_restarts : int, default=2
         Extra random restarts of scikit-learn's marginal-likelihood optimiser.
+    noise_ratio : float, default=1e-6
+        Nugget relative to the data variance when ``noise_variance`` is not
+        given. The authors use ``1e-4 · var(Y_init)`` [code] with a kernel
+        scale of at least ``range(Y_init)``; with our marginal-likelihood
+        amplitude (about ``var(y)``) that nugget is a noise s.d. of 1% of the
+        data s.d., which hides the last 1e-3 of a sharp maximum (Hartmann-3D
+        runs stalled at regret 3e-3; docs/gp.md). ``1e-6`` is our choice for
+        noiseless objectives [RECON]; pass ``noise_variance`` for noisy ones.
 
     Attributes
     ----------
@@ -85,7 +93,8 @@ class FidelityGP:
     """
 
     def __init__(self, n_dims: int, kernel: str = "rbf", prior_mean: str = "mean",
-                 noise_variance: float | None = None, n_restarts: int = 2):
+                 noise_variance: float | None = None, n_restarts: int = 2,
+                 noise_ratio: float = 1e-6):
         if kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {', '.join(KERNELS)}; got {kernel!r}")
         if prior_mean not in PRIOR_MEANS:
@@ -97,6 +106,9 @@ class FidelityGP:
         self.prior_mean = prior_mean
         self.noise_variance = noise_variance
         self.n_restarts = int(n_restarts)
+        if not (np.isfinite(noise_ratio) and noise_ratio > 0):
+            raise ValueError(f"noise_ratio must be a positive finite number; got {noise_ratio!r}")
+        self.noise_ratio = float(noise_ratio)
         root_d = np.sqrt(self.n_dims)
         self._ls_bounds = (1e-2 * root_d, 10.0 * root_d)
         self.amplitude_ = 1.0
@@ -152,23 +164,35 @@ class FidelityGP:
         var = float(y.var()) if y.size > 1 else 0.0
         if optimize and y.size >= 2 and var > 0:
             self.alpha_ = (self.noise_variance if self.noise_variance is not None
-                           else max(1e-4 * var, 1e-10))
+                           else max(self.noise_ratio * var, 1e-10))
             kern = self._make_kernel(var, np.clip(self.length_scale_, *self._ls_bounds),
                                      (1e-2 * var, 1e2 * var), self._ls_bounds)
-            gpr = GaussianProcessRegressor(kern, alpha=self.alpha_, normalize_y=False,
-                                           n_restarts_optimizer=self.n_restarts,
-                                           random_state=_seed(rng))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                gpr.fit(X, y - y.mean())
-            self.amplitude_ = float(gpr.kernel_.k1.constant_value)
-            self.length_scale_ = float(gpr.kernel_.k2.length_scale)
+            seed = _seed(rng)
+            for _ in range(4):
+                gpr = GaussianProcessRegressor(kern, alpha=self.alpha_, normalize_y=False,
+                                               n_restarts_optimizer=self.n_restarts,
+                                               random_state=seed)
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", ConvergenceWarning)
+                        gpr.fit(X, y - y.mean())
+                    self.amplitude_ = float(gpr.kernel_.k1.constant_value)
+                    self.length_scale_ = float(gpr.kernel_.k2.length_scale)
+                    break
+                except np.linalg.LinAlgError:
+                    self.alpha_ *= 100.0
         elif optimize and self.noise_variance is None and var > 0:
-            self.alpha_ = max(1e-4 * var, 1e-10)
+            self.alpha_ = max(self.noise_ratio * var, 1e-10)
         kern = self._make_kernel(self.amplitude_, self.length_scale_)
-        self.gpr_ = GaussianProcessRegressor(kern, alpha=self.alpha_, optimizer=None,
-                                             normalize_y=False)
-        self.gpr_.fit(X, y - self.prior_)
+        for _ in range(4):  # a tiny nugget can meet near-duplicate points: grow it
+            try:
+                self.gpr_ = GaussianProcessRegressor(kern, alpha=self.alpha_, optimizer=None,
+                                                     normalize_y=False).fit(X, y - self.prior_)
+                break
+            except np.linalg.LinAlgError:
+                self.alpha_ = max(100.0 * self.alpha_, 1e-10 * self.amplitude_)
+        else:
+            raise np.linalg.LinAlgError("GP kernel matrix not positive definite")
         return self
 
     def believing(self, X_pending) -> FidelityGP:
@@ -178,11 +202,12 @@ class FidelityGP:
         hyper-parameters, the prior mean and the posterior mean are unchanged,
         while the posterior variance shrinks at and near the pending points,
         so an acquisition maximised next looks elsewhere. The believed values
-        are taken as exact (a ``1e-8`` relative jitter instead of the noise
-        variance): with the noise, a point where ``σ²`` is already below the
-        noise would keep almost all of its variance and the next point of a
-        batch would land next to it (measured on Currin: 8e-4 apart). ``self``
-        is not modified.
+        are taken as exact (a ``1e-8`` relative jitter, grown if the kernel
+        matrix is singular, instead of the noise variance): with the noise, a
+        point where ``σ²`` is already below the noise keeps almost all of its
+        variance and the next point of a batch lands next to it (measured on
+        Currin with a ``1e-4 var(y)`` noise: 8e-4 apart). ``self`` is not
+        modified.
 
         Parameters
         ----------
@@ -200,16 +225,24 @@ class FidelityGP:
         if Xp.shape[0] == 0:
             return out
         mu, _ = self.predict(Xp)
-        jitter = np.full(Xp.shape[0], 1e-8 * self.amplitude_)
         if self.gpr_ is None:
-            X, y, alpha = Xp, mu - self.prior_, jitter
+            X, y, noise = Xp, mu - self.prior_, np.empty(0)
         else:
             X = np.vstack([self.gpr_.X_train_, Xp])
             y = np.r_[self.gpr_.y_train_, mu - self.prior_]
-            alpha = np.r_[np.broadcast_to(self.gpr_.alpha, self.gpr_.y_train_.shape), jitter]
+            noise = np.broadcast_to(self.gpr_.alpha, self.gpr_.y_train_.shape)
         kern = self._make_kernel(self.amplitude_, self.length_scale_)
-        out.gpr_ = GaussianProcessRegressor(kern, alpha=alpha, optimizer=None,
-                                            normalize_y=False).fit(X, y)
+        jitter = 1e-8 * self.amplitude_
+        for _ in range(4):  # pending points close to data: grow the jitter
+            try:
+                out.gpr_ = GaussianProcessRegressor(
+                    kern, alpha=np.r_[noise, np.full(Xp.shape[0], jitter)], optimizer=None,
+                    normalize_y=False).fit(X, y)
+                break
+            except np.linalg.LinAlgError:
+                jitter *= 100.0
+        else:
+            raise np.linalg.LinAlgError("GP kernel matrix not positive definite")
         out.n_obs_ = X.shape[0]
         return out
 
@@ -245,9 +278,14 @@ def init_design(n: int, n_dims: int, rng: np.random.Generator, method: str = "km
         return np.empty((0, n_dims))
     if method == "kmeans":
         from sklearn.cluster import KMeans
+        from threadpoolctl import threadpool_limits
 
         pts = rng.random((10 * n, n_dims))
-        km = KMeans(n_clusters=n, n_init=1, max_iter=50, random_state=_seed(rng)).fit(pts)
+        # one OpenMP thread: k-means sums in a thread-count-dependent order, and the
+        # last-bit differences grow into a different run, so the design (and the
+        # replay of a run) would depend on the machine's thread settings
+        with threadpool_limits(limits=1):
+            km = KMeans(n_clusters=n, n_init=1, max_iter=50, random_state=_seed(rng)).fit(pts)
         return np.clip(km.cluster_centers_, 0.0, 1.0)
     if method == "lhs":
         return qmc.LatinHypercube(d=n_dims, seed=_seed(rng)).random(n)

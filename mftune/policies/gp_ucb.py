@@ -42,7 +42,7 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
     n_init : int, default=10
         Initial design size (its cost counts).
     init_method : {"lhs", "kmeans", "uniform"}, default="lhs"
-    kernel, prior_mean, noise_variance : see :class:`~mftune.policies.gp.FidelityGP`
+    kernel, prior_mean, noise_variance, noise_ratio : see :class:`~mftune.policies.gp.FidelityGP`
     refit_every : int, default=25
     acq_method : {"lbfgsb", "direct"}, default="lbfgsb"
     n_candidates : int, optional
@@ -55,7 +55,8 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
     def __init__(self, n_dims: int, costs, capital: float | None = None, *,
                  fidelity: int | None = None, n_init: int = 10, init_method: str = "lhs",
                  kernel: str = "rbf", prior_mean: str = "mean",
-                 noise_variance: float | None = None, refit_every: int = 25,
+                 noise_variance: float | None = None, noise_ratio: float = 1e-6,
+                 refit_every: int = 25,
                  acq_method: str = "lbfgsb", n_candidates: int | None = None,
                  n_starts: int = 2, batch_size: int = 1, random_state=None):
         super().__init__(n_dims, costs, capital, random_state)
@@ -72,7 +73,8 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
         self.n_init, self.init_method = int(n_init), init_method
         self.refit_every = int(refit_every)
         self.acq_method, self.n_candidates, self.n_starts = acq_method, n_candidates, n_starts
-        self.gp_ = FidelityGP(self.n_dims, kernel, prior_mean, noise_variance)
+        self.gp_ = FidelityGP(self.n_dims, kernel, prior_mean, noise_variance,
+                              noise_ratio=noise_ratio)
         self._init_X = init_design(self.n_init, self.n_dims, self.rng_, init_method)
         self._init_asked = False
         self.t_ = 0

@@ -22,9 +22,15 @@ Practical pieces (all on by default, each can be switched off):
   ``m_t - 1`` (its cost counts); if ``y_t - f^(m_t-1)(x_t) > 0.9 d`` then
   ``d_{m_t-1}`` becomes twice the violation and every ``d_l`` at least that
   [code; paper: "set ζ to twice the violation"];
-* thresholds ``γ^(m)`` starting at 1% of the initial range, multiplied by
-  ``gamma_factor`` (2, the paper's "double"; the code uses 5) after
-  ``λ^(m+1)/λ^(m)`` consecutive iterations below the target fidelity;
+* thresholds ``γ^(m)`` starting at 1% of the initial range [code], and
+  ``γ^(m)`` multiplied by ``gamma_factor`` (2, the paper's "double"; the code
+  uses 5) once the algorithm has not queried above fidelity ``m`` for more
+  than ``λ^(m+1)/λ^(m)`` iterations [paper §5; ``gamma_rule="code"`` is the
+  authors' shared-counter variant, which raised every threshold within the
+  first 20 iterations on Hartmann-3D and pushed the search off the cheap
+  fidelities — docs/gp.md];
+* a GP nugget of ``1e-6 · var(y)`` (``noise_ratio``; the authors' ``1e-4``
+  stalls near a sharp maximum) [RECON];
 * initialisation [code "SimpleVersion"]: ``n1 = min(200, 10 M d,
   (10 λ^(M) - 5 λ^(2)) / λ^(1))`` k-means-spread points at fidelity 1, the
   first 5 of them also at fidelity 2; fidelities above 2 start empty. Its
@@ -83,13 +89,26 @@ class MFGPUCB(ContinuousPolicy):
         Grow ``γ`` when stuck below the target fidelity.
     gamma_factor : float, default=2.0
         Growth factor of ``γ`` (paper: 2; authors' code: 5).
+    gamma_rule : {"paper", "code", "level"}, default="paper"
+        When ``γ^(m)`` grows. ``"paper"``: a counter per level ``m`` of the
+        consecutive iterations that did not query above ``m``; past
+        ``λ^(m+1)/λ^(m)`` only ``γ^(m)`` grows [paper §5]. ``"code"``: one
+        shared counter of iterations below the target, reset only by a
+        target query; the queried level grows and every threshold is raised
+        to at least it [code, mfBO.m]. ``"level"``: like ``"paper"`` but only
+        queries *at* ``m`` count (queries below ``m`` neither count nor
+        reset) [RECON]. See docs/gp.md for the measured difference.
     beta : {"practical", "theory"}, default="practical"
     delta : float, default=0.05
         Failure probability of the theory ``β_t``.
     kernel : {"rbf", "matern"}, default="rbf"
     prior_mean : {"optimistic", "mean"}, default="optimistic"
     noise_variance : float, optional
-        Known observation-noise variance (default ``1e-4 var(y)``).
+        Known observation-noise variance (default ``noise_ratio · var(y)``).
+    noise_ratio : float, default=1e-6
+        Nugget relative to the data variance for noiseless objectives
+        (:class:`~mftune.policies.gp.FidelityGP`; the authors' 1e-4 stalls
+        on sharp maxima) [RECON].
     refit_every : int, default=25
         Iterations between marginal-likelihood refits.
     n_init : tuple (n1, n2), optional
@@ -122,9 +141,10 @@ class MFGPUCB(ContinuousPolicy):
                  gamma=None, adapt_gamma: bool = True, gamma_factor: float = 2.0,
                  beta: str = "practical", delta: float = 0.05, kernel: str = "rbf",
                  prior_mean: str = "mean", noise_variance: float | None = None,
-                 refit_every: int = 25, n_init: tuple[int, int] | None = None,
-                 init_method: str = "kmeans", acq_method: str = "lbfgsb",
-                 n_candidates: int | None = None, n_starts: int = 2, batch_size: int = 1,
+                 noise_ratio: float = 1e-6, refit_every: int = 25,
+                 n_init: tuple[int, int] | None = None, init_method: str = "kmeans",
+                 acq_method: str = "lbfgsb", n_candidates: int | None = None,
+                 n_starts: int = 2, gamma_rule: str = "paper", batch_size: int = 1,
                  random_state=None):
         super().__init__(n_dims, costs, capital, random_state)
         self.batch_size = check_batch_size(batch_size)
@@ -136,6 +156,10 @@ class MFGPUCB(ContinuousPolicy):
             raise ValueError(f"beta must be one of 'practical', 'theory'; got {beta!r}")
         if acq_method not in ("lbfgsb", "direct"):
             raise ValueError(f"acq_method must be one of 'lbfgsb', 'direct'; got {acq_method!r}")
+        if gamma_rule not in ("code", "paper", "level"):
+            raise ValueError("gamma_rule must be one of 'code', 'paper', 'level'; "
+                             f"got {gamma_rule!r}")
+        self.gamma_rule = gamma_rule
         if not gamma_factor > 1:
             raise ValueError(f"gamma_factor must be > 1; got {gamma_factor!r}")
         if int(refit_every) != refit_every or refit_every < 1:
@@ -161,7 +185,8 @@ class MFGPUCB(ContinuousPolicy):
         self.refit_every = int(refit_every)
         self.acq_method, self.n_candidates, self.n_starts = acq_method, n_candidates, n_starts
         self.init_method = init_method
-        self.gps_ = [FidelityGP(self.n_dims, kernel, prior_mean, noise_variance)
+        self.gps_ = [FidelityGP(self.n_dims, kernel, prior_mean, noise_variance,
+                                noise_ratio=noise_ratio)
                      for _ in range(M)]
         n1, n2 = self._init_sizes() if n_init is None else (int(n_init[0]), int(n_init[1]))
         if n1 < 1 or n2 < 0 or n2 > n1:
@@ -177,6 +202,7 @@ class MFGPUCB(ContinuousPolicy):
         self.n_checks_ = 0
         self.n_violations_ = 0
         self._stuck = 0
+        self._stuck_at = np.zeros(M - 1, dtype=int)
         self._since_refit = 0
 
     # -- set-up -----------------------------------------------------------------
@@ -341,7 +367,14 @@ class MFGPUCB(ContinuousPolicy):
 
     def _after_bo_query(self, x, m: int, y: float) -> None:
         M = self.n_fidelities
-        if self.adapt_gamma:
+        if self.adapt_gamma and self.gamma_rule in ("paper", "level"):
+            levels = np.arange(M - 1)
+            count = (m <= levels) if self.gamma_rule == "paper" else (m == levels)
+            self._stuck_at = np.where(m > levels, 0, self._stuck_at + count)
+            grow = self._stuck_at > self.costs[1:] / self.costs[:-1]
+            self.gamma_[grow] *= self.gamma_factor
+            self._stuck_at[grow] = 0
+        elif self.adapt_gamma:
             if m < M - 1:
                 self._stuck += 1
                 if self._stuck >= self.costs[m + 1] / self.costs[m]:

@@ -1,0 +1,78 @@
+"""``mftune bench head-to-head``: MFTuner against RandomizedSearchCV, halving and Optuna."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from ._groups import bench, parse_list
+
+
+@bench.command("head-to-head")
+@click.option("--tasks", default="svm-magic-15k,hgb-letter,svm-magic-2k,kde", show_default=True,
+              help="Comma-separated subset of svm-magic-15k, hgb-letter, svm-magic-2k, kde.")
+@click.option("--seeds", default=5, show_default=True, type=click.IntRange(min=1),
+              help="Seeds 0..SEEDS-1 (splits, candidates, samplers).")
+@click.option("--methods", default=None,
+              help="Comma-separated subset of MFTuner, RandomizedSearchCV, "
+                   "HalvingRandomSearchCV, Optuna TPE, Optuna TPE+Hyperband [default: all].")
+@click.option("--algorithms", default="", show_default=True,
+              help="Extra MFTuner algorithms run beside the default, e.g. iise,lucb-c,mf-gp-ucb.")
+@click.option("--grid-file", type=click.Path(dir_okay=False), default=None,
+              help="JSON of dense-grid optima (see --dense-grid); targets come from it.")
+@click.option("--dense-grid", "dense", type=click.IntRange(min=2), default=None,
+              help="Compute the dense grid (N points per dimension) per task and seed into "
+                   "--grid-file, then exit.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
+              help="Write the rows as JSON.")
+def head_to_head(tasks, seeds, methods, algorithms, grid_file, dense, json_out):
+    """Time-to-target and final test score of MFTuner and its peers, side by side.
+
+    Every method runs one evaluation at a time, one after the other, in this
+    process, with the task's wall/cost budget. The target is the dense-grid
+    optimum's test score (with --grid-file) or the best any method reached,
+    minus the task's tolerance. Optuna rows need `pip install optuna`.
+    """
+    from ..algorithms import available
+    from ..benchmarks.head_to_head import (
+        METHODS,
+        TASKS,
+        _data,
+        dense_grid,
+        format_table,
+        rows_to_json,
+        run_task,
+    )
+
+    chosen = parse_list(tasks, tuple(TASKS), "--tasks")
+    meths = METHODS if methods is None else parse_list(methods, METHODS, "--methods")
+    algos = parse_list(algorithms, tuple(a for a in available() if a != "auto"),
+                       "--algorithms") if algorithms else ()
+    if dense is not None:
+        if grid_file is None:
+            raise click.BadParameter("--dense-grid needs --grid-file", param_hint="--grid-file")
+        out = json.loads(Path(grid_file).read_text()) if Path(grid_file).exists() else []
+        for name in chosen:
+            for seed in range(seeds):
+                if any(e["task"] == name and e["seed"] == seed for e in out):
+                    continue
+                X, X_te, y, y_te, _ = _data(TASKS[name], seed)
+                entry = dense_grid(TASKS[name], seed, dense, X, y, X_te, y_te)
+                click.echo(f"{name} seed {seed}: best of {entry['n_configs']} "
+                           f"{entry['best_params']} test {entry['best_test']:.4f}")
+                out.append(entry)
+                Path(grid_file).write_text(json.dumps(out, indent=1))
+        return
+    rows, start = [], time.perf_counter()
+    for name in chosen:
+        task = TASKS[name]
+        click.echo(f"{name}: {task.description}; budget {task.budget:.0f} s")
+        for seed in range(seeds):
+            rows.extend(run_task(task, seed, meths, algos, grid_file, log=click.echo))
+    click.echo(format_table(rows))
+    click.echo(f"total wall time: {time.perf_counter() - start:.0f} s")
+    if json_out:
+        Path(json_out).write_text(json.dumps(rows_to_json(rows), indent=1))

@@ -1,0 +1,114 @@
+"""What any study file holds, read the same way for script studies and tuner studies.
+
+Both writers (``mftune tune`` through :mod:`mftune.study`, and
+``MFTuner(storage=...)`` through :mod:`mftune.tuner_storage`) fill the study
+record in one shared format, so the readers (``mftune status``, ``report``,
+``export``) need no knowledge of who wrote it:
+
+* ``fidelities`` — ``{"name": ..., "values": [...], ...}``;
+* ``objective`` — ``{"name": ..., "direction": "maximize" | "minimize", ...}``;
+* ``space`` — ``{parameter: description}`` (a list of them for a conditional
+  space); the arms hold the configurations;
+* ``settings`` — the policy settings once they are known: ``costs`` (list),
+  ``sigma``, the bias bound the algorithm needs (``xi`` or ``gamma``),
+  ``delta``, ``epsilon``, ``estimated`` (the keys a calibration estimated),
+  optionally ``given_in`` (where the others came from);
+* ``spec`` — ``calibrate`` (the study starts with a calibration, batch 0),
+  ``first_batch`` (index of the first policy batch), ``calibration_pulls``,
+  ``error_reward`` (reward told for a failed pull without one; ``None`` for
+  the worst seen) and ``command`` (script studies);
+* ``state`` — ``last_reason`` (why the last runner stopped) and ``error``;
+* the ``updates`` table — the changes a runner made to the policy's bounds
+  after a batch (:meth:`mftune.store.StudyStore.set_update`).
+
+The policy is rebuilt with :func:`mftune.policies.registry.make_policy` from
+``algorithm``, the number of arms, ``settings`` and ``seed``, then the stored
+updates are applied in batch order while the stored pulls are replayed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .policies.base import Policy
+from .policies.registry import POLICIES, make_policy
+from .store import StudyStore
+
+__all__ = ["StudyRecord", "apply_update"]
+
+
+def apply_update(policy: Policy, data: dict) -> None:
+    """Apply a stored ``policy.update_bounds`` call (lists become arrays)."""
+    policy.update_bounds(**{k: np.asarray(v, dtype=float) for k, v in data.items()
+                            if v is not None})
+
+
+class StudyRecord:
+    """Read-side view of any study file: metadata, arms, settings and a fresh policy.
+
+    Parameters
+    ----------
+    store : StudyStore
+    """
+
+    def __init__(self, store: StudyStore):
+        self.store = store
+        self.meta = meta = store.meta
+        extra = meta["spec"]
+        self.configs = store.configs()
+        self.algorithm = meta["algorithm"]
+        self.seed = meta["seed"]
+        self.direction = meta["direction"]
+        self.sign = 1.0 if self.direction == "maximize" else -1.0
+        self.objective = meta["objective"].get("name", "score")
+        self.fidelity = meta["fidelities"].get("name", "fidelity")
+        self.values = list(meta["fidelities"]["values"])
+        self.calibrate = bool(extra.get("calibrate", False))
+        self.first_batch = int(extra.get("first_batch", int(self.calibrate)))
+        self.calibration_pulls = extra.get("calibration_pulls")
+        self.error_reward = extra.get("error_reward")
+        self.command = extra.get("command")
+        self.needs = POLICIES[self.algorithm].needs
+
+    @property
+    def n_fidelities(self) -> int:
+        return len(self.values)
+
+    @property
+    def parameter_names(self) -> list[str]:
+        """Parameter names in the order of the space (then any other key of the arms)."""
+        space = self.meta["space"]
+        subs = space if isinstance(space, list) else [space]
+        seen: dict[str, None] = {}
+        for sub in subs:
+            if isinstance(sub, dict):
+                seen.update(dict.fromkeys(sub))
+        for cfg in self.configs:
+            seen.update(dict.fromkeys(cfg))
+        return list(seen)
+
+    def settings(self, cal_rows=None) -> dict | None:
+        """The stored policy settings, or ``None`` while they are not known yet.
+
+        ``cal_rows`` is unused here; :class:`mftune.study.Study` (script
+        studies) derives the settings from its calibration rows instead.
+        """
+        s = self.meta["settings"]
+        ready = (s.get("sigma") is not None and isinstance(s.get("costs"), list)
+                 and s.get("delta") is not None
+                 and all(s.get(n) is not None for n in self.needs))
+        return s if ready else None
+
+    @property
+    def updates(self) -> dict[int, dict]:
+        """Stored policy updates by batch."""
+        return self.store.updates()
+
+    def new_policy(self, settings: dict, updates: dict | None = None) -> Policy:
+        """A fresh policy with the study's seed and settings (and its initial update)."""
+        policy = make_policy(self.algorithm, len(self.configs), settings, self.seed)
+        updates = self.updates if updates is None else updates
+        for b in sorted(updates):
+            if b < self.first_batch:
+                apply_update(policy, updates[b])
+        return policy

@@ -1,0 +1,35 @@
+"""The head-to-head benchmark's bookkeeping (the benchmark itself is not a test)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mftune.benchmarks.head_to_head import _time_to_target, format_table
+from mftune.benchmarks.tuner_vs_halving import Row
+
+
+def test_time_to_target_needs_the_recommendation_to_stay_on_target():
+    score = {"a": 0.90, "b": 0.80}.get
+    test = lambda p: score(p["x"])  # noqa: E731
+    trace = [(1.0, {"x": "b"}), (2.0, {"x": "a"}), (3.0, {"x": "b"}), (4.0, {"x": "a"})]
+    assert _time_to_target(trace, test, 0.85, end_only=False, wall=5.0) == 4.0
+    assert _time_to_target(trace[:2], test, 0.85, end_only=False, wall=5.0) == 2.0
+    assert _time_to_target(trace[:1], test, 0.85, end_only=False, wall=5.0) == np.inf
+    # A search that only recommends at the end reaches the target at its total time.
+    assert _time_to_target(trace, test, 0.85, end_only=True, wall=5.0) == 5.0
+    assert _time_to_target(trace[:3], test, 0.85, end_only=True, wall=5.0) == np.inf
+
+
+def test_format_table_pairs_mftuner_with_the_best_peer_by_seed():
+    rows = []
+    for seed, (mf, tpe, halving) in enumerate([(2.0, 4.0, 3.0), (3.0, 3.0, 9.0),
+                                               (np.inf, 5.0, 8.0)]):
+        for method, t in (("MFTuner", mf), ("Optuna TPE", tpe),
+                          ("HalvingRandomSearchCV", halving)):
+            rows.append(Row("t", seed, method, 10.0, t, 0.9, 0.89, ""))
+    table = format_table(rows)
+    # TPE has the lowest median time-to-target (4.0 vs 8.0): MFTuner is paired with it,
+    # ratios 0.5, 1.0 and inf -> median 1.00.
+    assert "MFTuner / Optuna TPE" in table
+    assert "median 1.00 [0.50–inf]" in table
+    assert "2/3" in table  # MFTuner reached the target on two seeds of three

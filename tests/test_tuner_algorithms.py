@@ -1,0 +1,122 @@
+"""Every ``algorithm=`` name of the tuner: LUCB through ScoreLUCB, the GPs through PointArms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+
+from mftune import MFTuner, Real
+from mftune.benchmarks.bandits import GaussianBandit
+from mftune.policies.lucb import MultiFidelityLUCB
+from mftune.tuner_policies import ScoreLUCB, lucb_mu_tilde
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_classification(600, 8, n_informative=5, random_state=0)
+
+
+SPACE = {"C": Real(1e-4, 1e2, log=True)}
+
+
+@pytest.mark.parametrize("algorithm", ["lucb-a", "lucb-b", "lucb-c"])
+def test_lucb_algorithms_search_the_candidates(data, algorithm):
+    X, y = data
+    t = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm,
+                n_candidates=6, cv=3, fidelities=[100, 399], max_pulls=80,
+                random_state=0).fit(X, y)
+    assert t.algorithm_ == algorithm
+    assert len(t.cv_results_["params"]) == 6
+    search = np.asarray(t.pulls_["phase"]) == "search"
+    assert search.sum() == t.n_pulls_ > 0
+    # LUCB pulls the leader and the challenger: at most two candidates per round.
+    assert set(np.asarray(t.pulls_["candidate"])[search]) <= set(range(6))
+    # The recommendation is a candidate that was pulled.
+    assert t.best_index_ in set(np.asarray(t.pulls_["candidate"])[search])
+
+
+@pytest.mark.parametrize("algorithm", ["mf-gp-ucb", "gp-ucb"])
+def test_gp_algorithms_propose_new_candidates(data, algorithm):
+    X, y = data
+    t = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm, cv=3,
+                fidelities=[100, 399], max_pulls=45, random_state=0).fit(X, y)
+    n = len(t.candidates_)
+    assert n > t.n_calibration  # configurations proposed by the GP were appended
+    assert len(t.cv_results_["params"]) == n
+    assert all(1e-4 <= c["C"] <= 1e2 for c in t.candidates_)
+    search = np.asarray(t.pulls_["phase"]) == "search"
+    arms, fids = np.asarray(t.pulls_["candidate"])[search], np.asarray(t.pulls_["fidelity"])[search]
+    # One GP query = every CV split of one new candidate at one fidelity.
+    _, per_arm = np.unique(arms, return_counts=True)
+    assert np.all(per_arm[:-1] == 3)
+    if algorithm == "gp-ucb":
+        assert np.all(fids == len(t.fidelities_) - 1)
+    assert 0 <= t.best_index_ < n
+    again = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm, cv=3,
+                    fidelities=[100, 399], max_pulls=45, random_state=0,
+                    costs="levels").fit(X, y)
+    same = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm, cv=3,
+                   fidelities=[100, 399], max_pulls=45, random_state=0,
+                   costs="levels").fit(X, y)
+    assert again.candidates_ == same.candidates_  # replayable for a fixed seed
+
+
+def test_score_lucb_is_wang_lucb_on_rescaled_rewards():
+    # With sigma = 1/2 the rescaling is the identity: ScoreLUCB must make exactly the
+    # decisions of MultiFidelityLUCB (unclipped, random ties) on the same rewards.
+    bandit = GaussianBandit(np.array([[0.3, 0.5, 0.4], [0.35, 0.55, 0.42]]), [1.0, 2.0],
+                            sigma=0.1)
+    rng = np.random.default_rng(1)
+    a = ScoreLUCB(3, [1.0, 2.0], [0.05, 0.0], 0.5, delta=0.1, procedure="C", random_state=3)
+    b = MultiFidelityLUCB(3, [1.0, 2.0], [0.05, 0.0], delta=0.1, procedure="C",
+                          ties="random", clip=False, random_state=3)
+    for _ in range(300):
+        pa, pb = a.ask(), b.ask()
+        if not len(pa):
+            break
+        assert np.array_equal(pa.arms, pb.arms) and np.array_equal(pa.fidelities, pb.fidelities)
+        r = bandit.pull(pa.arms, pa.fidelities, rng)
+        a.tell(pa, r)
+        b.tell(pb, r)
+    assert a.done == b.done and a.recommend() == b.recommend()
+
+
+def test_score_lucb_radius_scales_with_sigma_and_epsilon_stops():
+    # Rewards r and sigma s give the same bounds, in units of 2s, as rewards r/(2s) with 1/2.
+    lucb = ScoreLUCB(2, [1.0], [0.0], 0.01, delta=0.1, procedure="baseline", random_state=0)
+    for _ in range(20):
+        pulls = lucb.ask()
+        lucb.tell(pulls, np.where(pulls.arms == 0, 0.80, 0.79))
+    st = lucb.score_stats
+    np.testing.assert_allclose(st.means()[0], [0.80, 0.79])
+    ucb, lcb = lucb.bounds()
+    width = (ucb - lcb) / lucb.scale / 2  # back in score units: 2σ sqrt(log(L t⁴/δ)/n)
+    n = st.counts[0]
+    expected = 2 * 0.01 * np.sqrt(np.log(lucb.L * n.sum() ** 4 / 0.1) / n)
+    np.testing.assert_allclose(width, expected)
+    # The two arms are 0.01 apart, well inside the radii: the ε = 0 rule cannot stop,
+    # a relaxed rule with ε = 0.5 (larger than both widths) must.
+    assert not lucb.done
+    lucb.epsilon = 0.5
+    lucb._select()
+    assert lucb.done
+
+
+def test_lucb_mu_tilde_bounds():
+    mu1, mu2 = lucb_mu_tilde([0.7, 0.8, 0.75], 0.02, 0.01, upper=1.0)
+    assert mu1 == 1.0 and mu2 == pytest.approx(0.75 - 0.03)
+    mu1, mu2 = lucb_mu_tilde([0.7, 0.8], 0.0, 0.0, upper=None)
+    assert mu1 > 0.8 > mu2
+    with pytest.raises(ValueError, match="sigma"):
+        ScoreLUCB(2, [1.0, 2.0], [0.1, 0.0], 0.0)
+    with pytest.raises(ValueError, match="mu_tilde"):
+        ScoreLUCB(2, [1.0, 2.0], [0.1, 0.0], 0.1, procedure="A")
+
+
+def test_gp_algorithms_refuse_storage(data, tmp_path):
+    X, y = data
+    with pytest.raises(ValueError, match="storage"):
+        MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm="mf-gp-ucb",
+                max_pulls=10, storage=str(tmp_path / "s.db")).fit(X, y)

@@ -1,0 +1,306 @@
+"""MFTuner(storage=...): the study file, exact resume, mismatches, and the study commands."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+
+from mftune import MFTuner, Real, evaluation
+from mftune.cli import main
+from mftune.store import StudyStore
+
+# Columns of pulls_ that do not depend on timing.
+EXACT = ("candidate", "fidelity", "split", "n_train", "score", "status", "phase")
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(300, 6, n_informative=4, random_state=0)
+    return X, y
+
+
+def small(**kw):
+    base = dict(estimator=LogisticRegression(solver="liblinear"),
+                space={"C": Real(1e-4, 1e2, log=True)}, n_candidates=5, cv=3,
+                max_pulls=40, costs="levels", random_state=0)
+    base.update(kw)
+    return MFTuner(**base)
+
+
+def rows_of(path):
+    with StudyStore(path) as store:
+        return store.rows()
+
+
+def assert_same_pulls(a, b):
+    for key in EXACT:
+        assert np.array_equal(np.asarray(a.pulls_[key]), np.asarray(b.pulls_[key])), key
+
+
+@pytest.fixture
+def fits(monkeypatch):
+    """Count the pulls actually fitted; ``fits["interrupt_at"] = k`` raises Ctrl+C in the k-th.
+
+    The KeyboardInterrupt comes from inside a fit, where a real Ctrl+C lands.
+    """
+    calls = {"n": 0, "interrupt_at": None}
+    original = evaluation.fit_and_score
+
+    def counting(*args):
+        calls["n"] += 1
+        if calls["n"] == calls["interrupt_at"]:
+            calls["interrupt_at"] = None
+            raise KeyboardInterrupt
+        return original(*args)
+
+    monkeypatch.setattr(evaluation, "fit_and_score", counting)
+    return calls
+
+
+def test_storage_writes_the_study_and_one_row_per_pull(data, tmp_path):
+    X, y = data
+    path = tmp_path / "study.db"
+    t = small(storage=str(path))
+    assert clone(t).get_params()["storage"] == str(path)
+    t.fit(X, y)
+    rows = rows_of(path)
+    # one finished row per pull, in pulls_ order (calibration = batch 0, then the rounds)
+    assert len(rows) == len(t.pulls_["candidate"]) and all(r.status == "done" for r in rows)
+    assert [r.kind for r in rows] == ["calibration" if p == "calibration" else "policy"
+                                      for p in t.pulls_["phase"]]
+    assert [r.arm for r in rows] == t.pulls_["candidate"].tolist()
+    assert [r.fidelity for r in rows] == t.pulls_["fidelity"].tolist()
+    assert np.allclose([r.score for r in rows], t.pulls_["score"])
+    assert np.allclose([r.cost for r in rows], t.pulls_["cost"])
+    assert all(r.started <= r.ended for r in rows)
+    assert [r.info["split"] for r in rows] == t.pulls_["split"].tolist()
+    with StudyStore(path) as store:
+        meta, configs = store.meta, store.configs()
+    assert configs == t.cv_results_["params"] and meta["seed"] is not None
+    assert meta["algorithm"] == t.algorithm_ == "iise-gamma"
+    assert meta["fidelities"] == {"name": "n_samples", "values": list(t.fidelities_)}
+    assert meta["settings"]["sigma"] == pytest.approx(float(np.max(meta["settings"]["sigma"])))
+    assert meta["settings"]["gamma"][-1] == 0 and meta["state"]["last_reason"] == "max-pulls"
+    # JSON text, never pickled blobs
+    conn = sqlite3.connect(path)
+    types = conn.execute("SELECT DISTINCT typeof(config) FROM arms UNION "
+                         "SELECT DISTINCT typeof(info) FROM pulls").fetchall()
+    assert {t for (t,) in types} == {"text"}
+    conn.close()
+
+
+N_CAL = 12  # calibration pulls of small(): 3 candidates x 2 fidelities x 2 folds
+
+
+def test_interrupted_fit_resumes_exactly_without_rerunning_finished_pulls(data, tmp_path,
+                                                                          fits):
+    X, y = data
+    ref = small().fit(X, y)  # uninterrupted, no storage
+    n_ref = len(ref.pulls_["candidate"])
+    assert (np.asarray(ref.pulls_["phase"]) == "calibration").sum() == N_CAL
+    path = tmp_path / "study.db"
+    fits.update(n=0, interrupt_at=N_CAL + 8)  # Ctrl+C inside the second round of 5
+    t = small(storage=path).fit(X, y)
+    assert t.stopping_reason_ == "interrupted"
+    rows = rows_of(path)
+    finished = sum(r.finished for r in rows)
+    # consistent file: nothing left running; the interrupted round is pending (re-run later)
+    assert finished == N_CAL + 5 and [r.status for r in rows[finished:]] == ["pending"] * 5
+    assert [r.arm for r in rows if r.finished] == t.pulls_["candidate"].tolist()
+    fits["n"] = 0
+    t2 = small(storage=path).fit(X, y)
+    assert_same_pulls(t2, ref)
+    assert t2.best_params_ == ref.best_params_ and t2.stopping_reason_ == ref.stopping_reason_
+    # no finished pull is evaluated twice: only the rest of the uninterrupted run is fitted
+    assert fits["n"] == n_ref - finished and t2.n_replayed_ == finished
+    rows = rows_of(path)
+    assert len(rows) == n_ref and all(r.status == "done" for r in rows)
+    # only the round Ctrl+C interrupted was started twice (it had not finished)
+    assert [r.attempts for r in rows] == [1] * finished + [2] * 5 + [1] * (n_ref - finished - 5)
+    # a third fit replays everything and evaluates nothing
+    fits["n"] = 0
+    t3 = small(storage=path).fit(X, y)
+    assert fits["n"] == 0 and t3.best_params_ == ref.best_params_
+    assert_same_pulls(t3, ref)
+
+
+def test_in_memory_resume_after_ctrl_c_continues_the_study(data, tmp_path, fits):
+    X, y = data
+    ref = small().fit(X, y)
+    path = tmp_path / "study.db"
+    fits.update(n=0, interrupt_at=N_CAL + 3)
+    t = small(storage=path, max_pulls=None).fit(X, y)
+    assert t.stopping_reason_ == "interrupted"
+    t.resume(max_pulls=40)
+    assert_same_pulls(t, ref)
+    assert t.best_params_ == ref.best_params_ and hasattr(t, "best_estimator_")
+    rows = rows_of(path)
+    assert len(rows) == len(ref.pulls_["candidate"]) and all(r.finished for r in rows)
+
+
+def test_capped_fit_continues_with_a_larger_cap(data, tmp_path, fits):
+    X, y = data
+    ref = small().fit(X, y)
+    n_ref = len(ref.pulls_["candidate"])
+    path = tmp_path / "study.db"
+    # 13 pulls: the third round is cut short, so the resume completes a stored partial batch
+    first = small(storage=path, max_pulls=13).fit(X, y)
+    assert first.stopping_reason_ == "max-pulls" and len(rows_of(path)) == N_CAL + 13
+    fits["n"] = 0
+    t = small(storage=path).fit(X, y)
+    assert_same_pulls(t, ref)
+    assert t.best_params_ == ref.best_params_
+    assert fits["n"] == n_ref - (N_CAL + 13)
+
+
+def test_resume_with_measured_costs_replays_the_stored_costs(data, tmp_path, fits):
+    X, y = data
+    path = tmp_path / "study.db"
+    fits["interrupt_at"] = N_CAL + 12
+    t = small(storage=path, costs="measured").fit(X, y)
+    assert t.stopping_reason_ == "interrupted"
+    finished = sum(r.finished for r in rows_of(path))
+    fits["n"] = 0
+    # decisions depend on the measured costs: they are replayed from the stored rows,
+    # so the stored pulls match the fresh policy's asks (no mismatch) and none re-runs
+    t2 = small(storage=path, costs="measured").fit(X, y)
+    for key in (*EXACT, "cost"):
+        assert np.array_equal(np.asarray(t2.pulls_[key])[:finished],
+                              np.asarray(t.pulls_[key])[:finished]), key
+    assert fits["n"] == len(t2.pulls_["candidate"]) - finished > 0
+
+
+def test_ctrl_c_during_calibration_leaves_a_resumable_study(data, tmp_path, fits):
+    X, y = data
+    path = tmp_path / "study.db"
+    fits["interrupt_at"] = 5
+    with pytest.raises(KeyboardInterrupt):
+        small(storage=path).fit(X, y)
+    rows = rows_of(path)
+    assert len(rows) == N_CAL and {r.status for r in rows} == {"pending"}
+    assert {r.kind for r in rows} == {"calibration"}
+    ref = small().fit(X, y)
+    t = small(storage=path).fit(X, y)
+    assert_same_pulls(t, ref)
+
+
+@pytest.mark.parametrize("change, what", [
+    ({"n_candidates": 6}, "candidates"),
+    ({"fidelities": [30, 90]}, "fidelities"),
+    ({"algorithm": "iise"}, "algorithm"),
+    ({"random_state": 1}, "random_state"),
+    ({"delta": 0.1}, "delta"),
+    ({"estimator": LogisticRegression(solver="liblinear", penalty="l1")}, "estimator"),
+])
+def test_incompatible_study_raises_naming_storage(data, tmp_path, change, what):
+    X, y = data
+    path = tmp_path / "study.db"
+    small(storage=path, max_pulls=10).fit(X, y)
+    n = len(rows_of(path))
+    with pytest.raises(ValueError, match=rf"storage=.*{what}"):
+        small(storage=path, max_pulls=10, **change).fit(X, y)
+    assert len(rows_of(path)) == n  # nothing written
+
+
+def test_storage_argument_and_foreign_files_are_rejected(data, tmp_path):
+    X, y = data
+    with pytest.raises(ValueError, match="storage"):
+        small(storage=3).fit(X, y)
+    with pytest.raises(ValueError, match="storage"):
+        small(storage=tmp_path).fit(X, y)
+    junk = tmp_path / "junk.db"
+    junk.write_text("not a database")
+    with pytest.raises(ValueError, match="storage"):
+        small(storage=junk).fit(X, y)
+    with pytest.raises(ValueError, match="storage"):  # other data, same settings
+        path = tmp_path / "s.db"
+        small(storage=path, max_pulls=10).fit(X, y)
+        small(storage=path, max_pulls=10).fit(X[::-1], y[::-1])
+
+
+def test_multimetric_study_resumes_with_every_metric(data, tmp_path, fits):
+    X, y = data
+    kw = dict(scoring=["accuracy", "f1"], refit="accuracy")
+    ref = small(**kw).fit(X, y)
+    path = tmp_path / "study.db"
+    small(storage=path, max_pulls=13, **kw).fit(X, y)
+    fits["n"] = 0
+    t = small(storage=path, **kw).fit(X, y)
+    for key in ("score_accuracy", "score_f1", "candidate", "split"):
+        assert np.array_equal(t.pulls_[key], ref.pulls_[key]), key
+    assert np.array_equal(t.cv_results_["mean_test_f1"], ref.cv_results_["mean_test_f1"])
+    assert fits["n"] == len(ref.pulls_["candidate"]) - (N_CAL + 13)
+    with StudyStore(path) as store:
+        assert store.meta["objective"]["name"] == "accuracy"
+    with pytest.raises(ValueError, match="storage=.*scoring"):
+        small(storage=path, scoring=["accuracy", "precision"], refit="accuracy").fit(X, y)
+
+
+def test_random_state_none_resumes_with_the_stored_seed(data, tmp_path, fits):
+    X, y = data
+    path = tmp_path / "study.db"
+    a = small(storage=path, random_state=None).fit(X, y)
+    fits["n"] = 0
+    b = small(storage=path, random_state=None).fit(X, y)
+    assert fits["n"] == 0 and a.best_params_ == b.best_params_
+    assert a.cv_results_["params"] == b.cv_results_["params"]
+
+
+def test_status_report_and_export_read_a_tuner_study(tmp_path):
+    X, y = make_classification(600, 8, n_informative=5, random_state=0)
+    path = tmp_path / "study.db"
+    # two candidates far apart: the stopping rule ends the search after ~30 pulls (no batch
+    # cut short), with measured costs and pooled sigma, whose stored updates status replays
+    t = small(space={"C": [1e-5, 1.0]}, n_candidates="grid", max_pulls=None, bias="estimate",
+              costs="measured", storage=path).fit(X, y)
+    assert t.stopping_reason_ == "stopping-rule"
+    runner = CliRunner()
+    res = runner.invoke(main, ["status", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    s = json.loads(res.output)
+    assert s["status"] == "finished" and s["study"]["algorithm"] == "iise-gamma"
+    assert s["best"]["arm"] == t.best_index_ and s["best"]["config"] == t.best_params_
+    assert s["alive"] == int(t.policy_.active.sum())
+    assert [f["eliminated"] for f in s["fidelities"]] == [
+        int(np.sum(t.policy_.eliminated_fidelity == m)) for m in range(len(t.fidelities_))]
+    assert s["pulls"] == len(t.pulls_["candidate"]) and s["cost"] == pytest.approx(
+        t.pulls_["cost"].sum())
+    assert s["calibration"]["pulls"] == s["calibration"]["planned"] > 0
+    assert "probability >= 0.95" in s["statement"] and "MFTuner" not in s["statement"]
+    res = runner.invoke(main, ["status", str(path)])
+    assert res.exit_code == 0 and "n_samples" in res.output and "finished" in res.output
+    res = runner.invoke(main, ["report", str(path)])
+    assert res.exit_code == 0 and "elimination timeline" in res.output
+    out = tmp_path / "pulls.csv"
+    res = runner.invoke(main, ["export", str(path), "--csv", str(out)])
+    assert res.exit_code == 0, res.output
+    with out.open() as fh:
+        table = list(csv.DictReader(fh))
+    assert len(table) == len(t.pulls_["candidate"]) and "C" in table[0]
+    assert [float(r["C"]) for r in table] == [t.cv_results_["params"][a]["C"]
+                                              for a in t.pulls_["candidate"]]
+    # the script runner refuses it cleanly (it resumes through MFTuner.fit)
+    res = runner.invoke(main, ["resume", str(path)])
+    assert res.exit_code == 1 and "MFTuner" in res.output
+
+
+def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
+    X, y = data
+    path = tmp_path / "study.db"
+    # 12 pulls: two rounds of 5 candidates and a third cut short after 2 pulls
+    t = small(storage=path, max_pulls=12).fit(X, y)
+    res = CliRunner().invoke(main, ["status", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "running (last run stopped: max-pulls)" in res.output
+    assert "not certified yet" in res.output
+    s = json.loads(CliRunner().invoke(main, ["status", str(path), "--json"]).output)
+    # the replay tells the cut round's two pulls, as the tuner did: same recommendation
+    assert len(s["timeline"]) == 3 and s["best"]["arm"] == t.best_index_
