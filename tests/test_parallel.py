@@ -157,13 +157,15 @@ def test_tuner_batch_size_follows_n_jobs_for_batch_rule_algorithms(tmp_path):
     def tuner(algorithm, n_jobs, **kw):
         return MFTuner(LogisticRegression(solver="liblinear"), {"C": Real(1e-4, 1e2, log=True)},
                        algorithm=algorithm, n_candidates=6, cv=3, fidelities=[100, 266],
-                       costs="levels", max_pulls=24, n_jobs=n_jobs, random_state=0, **kw)
+                       costs="levels", max_pulls=12, n_jobs=n_jobs, random_state=0, **kw)
 
-    lucb = tuner("lucb-c", 3).fit(X, y)
+    with joblib.parallel_config(backend="threading"):  # n_jobs without process start-up
+        lucb = tuner("lucb-c", 3).fit(X, y)
+        gp = tuner("mf-gp-ucb", 4).fit(X, y)
+        iise = tuner("iise", 3).fit(X, y)
     assert lucb.policy_.batch_size == 3
-    gp = tuner("mf-gp-ucb", 4).fit(X, y)
     assert gp.policy_.inner.batch_size == 2  # one query = 3 CV pulls: 2 queries fill 4 jobs
-    assert tuner("iise", 3).fit(X, y).policy_.batch_size == 1  # a round already
+    assert iise.policy_.batch_size == 1  # a round already
     # with storage, the batch size is part of what must match to resume
     path = tmp_path / "lucb.db"
     tuner("lucb-c", 1, storage=path).fit(X, y)
