@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mftune.radii import hoeffding_radius, iise_phase_length, iise_radius, lucb_radius
+from mftune.radii import (
+    hoeffding_radius,
+    iise_phase_length,
+    iise_radius,
+    lucb_radius,
+    lucb_radius_scale,
+)
 
 deltas = st.floats(1e-9, 0.3)
 
@@ -66,6 +72,19 @@ def test_lucb_radius():
     n = np.arange(1, 100)
     assert np.all(np.diff(lucb_radius(n, 50, 0.1, 5, 3)) < 0)
     assert lucb_radius(10, 100, 0.1, 5, 3) > lucb_radius(10, 10, 0.1, 5, 3)
+
+
+def test_lucb_radius_scale_same_bits_in_any_shape():
+    # The LUCB simulator evaluates sqrt(log(L t^4 / δ)) on (runs, rounds) blocks and the
+    # policy on one t at a time; the block stepping is exact only if both give the same
+    # bits (numpy's SIMD log/pow must not depend on the position in the array) and the
+    # scale never decreases in t (its bound on the other arms' UCBs relies on it).
+    t = np.arange(1, 210_001, dtype=np.int64)
+    block = lucb_radius_scale(t.reshape(-1, 7)[:, ::-1], 0.05, 100.0)[:, ::-1].ravel()
+    single = np.array([lucb_radius_scale(np.array([v]), 0.05, 100.0)[0] for v in t[::97]])
+    np.testing.assert_array_equal(block[::97], single)
+    np.testing.assert_array_equal(block, lucb_radius_scale(t, 0.05, 100.0))
+    assert np.all(np.diff(block) >= 0)
 
 
 def test_hoeffding_radius_covers_bernoulli_means():

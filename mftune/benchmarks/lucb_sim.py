@@ -1,19 +1,24 @@
 """Many independent runs of :class:`~mftune.policies.lucb.MultiFidelityLUCB` at once.
 
-The 100-trial benchmarks of Wang et al. (2023) need tens of thousands of LUCB
-rounds per trial on 5-arm instances, where a round's numpy work is a few
-microseconds and the per-call overhead of ask/tell dominates. This module
-advances all runs together: the state arrays get a leading "runs" axis and
-one call of the shared decision functions of :mod:`mftune.policies.lucb`
-decides the round of every run.
+The 100-trial benchmarks of Wang et al. (2023) need up to about 10⁶ LUCB
+rounds per trial on 5-arm instances (Table 2), where a round's numpy work is a
+few microseconds and per-call overhead dominates. This module advances all
+runs together: the state arrays get a leading "runs" axis and one call of the
+shared decision functions of :mod:`mftune.policies.lucb` decides the round of
+every run. On top of that it steps in blocks: a round's pulls are repeated
+speculatively up to ``lookahead`` times in one vectorised pass, and each run
+keeps them up to the first round after which its decision (leader,
+challenger, stop, fidelities, EXPLORE-B commits) would change. Late in a
+Table 2 run the same decision holds for tens to hundreds of rounds.
 
 Exactness. Run ``r`` draws its Bernoulli rewards from
 ``numpy.random.default_rng([seed, r])`` exactly as
 :func:`mftune.benchmarks.simulate.simulate_runs` would (one uniform per pull,
 in the order of the policy's batch: ``u``'s pulls, then ``ℓ``'s, fidelities
 ascending), and uses the same decision functions, so every run makes the
-decisions, counts and costs of the ask/tell policy (tested in
-``tests/test_lucb.py``). Only Bernoulli bandits are supported here; other
+decisions, counts and costs of the ask/tell policy, for any ``lookahead``
+(tested in ``tests/test_lucb.py`` against the policy and against
+``lookahead=1``). Only Bernoulli bandits are supported here; other
 reward laws go through :func:`~mftune.benchmarks.simulate.simulate_runs`.
 """
 
@@ -29,6 +34,8 @@ from ..policies.lucb import (
     bounds_from,
     entry_stats,
     explore_b_commit,
+    explore_b_test,
+    fidelity_choice,
     round_fidelities,
     stat_arrays,
     top_two,
@@ -38,6 +45,8 @@ from .bandits import BernoulliBandit
 from .simulate import SimRecord
 
 __all__ = ["LUCBBatchResult", "simulate_lucb_batch"]
+
+_LEADER = np.array([False, True])  # the two arms of a round: u, then ℓ
 
 
 @dataclass
@@ -65,12 +74,188 @@ class LUCBBatchResult:
         ]
 
 
+class _LiveRuns:
+    """State of the unfinished runs of :func:`simulate_lucb_batch`, one row per run.
+
+    Per run: the statistics ``counts``/``sums`` ``(M, K)`` and their entry
+    stats ``hi``/``lo``/``w`` (:func:`~mftune.policies.lucb.stat_arrays`),
+    EXPLORE-B's ``fixed``/``commit``, pulls and rounds so far, the tie
+    priority, a buffer ``U`` of the run's uniforms read from ``ptr`` on,
+    and the decision for the next round (``ell``, ``u``, ``stop``).
+    """
+
+    ROW_FIELDS = ("ids", "counts", "sums", "hi", "lo", "w", "fixed", "commit", "pulls",
+                  "rounds", "priority", "U", "ptr", "ell", "u", "stop")
+
+    def __init__(self, ref: MultiFidelityLUCB, theta, rngs, priority, fixed, commit,
+                 buffer: int, max_pulls: int):
+        self.ref, self.theta, self.rngs = ref, theta, rngs
+        self.M, self.K = theta.shape
+        self.buffer, self.max_pulls = int(buffer), int(max_pulls)
+        self.mu1, self.mu2 = ref._mu()
+        R = len(rngs)
+        self.ids = np.arange(R)
+        self.U = np.stack([g.random(self.buffer) for g in rngs])
+        self.ptr = np.zeros(R, dtype=np.int64)
+        self.counts = np.zeros((R, self.M, self.K), dtype=np.int64)
+        self.sums = np.zeros((R, self.M, self.K))
+        self.hi, self.lo, self.w = stat_arrays(self.sums, self.counts, ref.zeta)
+        self.fixed, self.commit, self.priority = fixed, commit, priority
+        self.pulls = np.zeros(R, dtype=np.int64)
+        self.rounds = np.zeros(R, dtype=np.int64)
+        # columns of a round: u's M fidelities, then ℓ's
+        self.col_m = np.tile(np.arange(self.M), 2)
+        self.col_j = np.repeat([0, 1], self.M)
+        self.zeta_col = np.tile(ref.zeta, 2)
+        self.select()
+
+    def keep(self, rows) -> None:
+        """Drop the runs not selected by the boolean mask ``rows``."""
+        for name in self.ROW_FIELDS:
+            setattr(self, name, getattr(self, name)[rows])
+
+    def _scale(self, rounds, pulls):
+        t = rounds if self.ref.t_convention == "rounds" else pulls
+        return lucb_radius_scale(t, self.ref.delta, self.ref.L)
+
+    def select(self) -> None:
+        """The decision for the next round from the current statistics (as the policy does)."""
+        ucb, lcb = bounds_from(self.hi, self.lo, self.w, self._scale(self.rounds, self.pulls),
+                               self.ref.clip)
+        self.ell, self.u = top_two(ucb, self.priority)
+        rows = np.arange(self.ids.size)
+        self.stop = lcb[rows, self.ell] > ucb[rows, self.u]
+
+    def round_pulls(self):
+        """``(arms, mask)`` of the next round, shape ``(R, 2M)``: u's fidelities, then ℓ's."""
+        ref, M = self.ref, self.M
+        n_live = self.ids.size
+        rows = np.arange(n_live)[:, None]
+        arms = np.stack([self.u, self.ell], axis=1)[:, self.col_j]
+        if ref.procedure in ("A", "C"):
+            n2 = self.counts[rows, self.col_m, arms].reshape(n_live, 2, M)
+            mean2 = self.sums[rows, self.col_m, arms].reshape(n_live, 2, M) / np.maximum(n2, 1)
+            mask = round_fidelities(ref.procedure, (n_live, M), n2, mean2,
+                                    self.w[rows, self.col_m, arms].reshape(n_live, 2, M),
+                                    self._scale(self.rounds, self.pulls), None, None, ref.zeta,
+                                    ref.costs, self.mu1, self.mu2, ref.fucb_bonus)
+        else:
+            a2 = arms[:, ::M]
+            mask = round_fidelities(ref.procedure, (n_live, M), None, None, None, None,
+                                    self.fixed[rows, a2], self.commit[rows, a2], ref.zeta,
+                                    ref.costs, self.mu1, self.mu2)
+        return arms, mask.reshape(n_live, 2 * M)
+
+    def _refill(self, need) -> None:
+        """Make ``need[r]`` unread uniforms available from ``ptr[r]`` (stream order unchanged)."""
+        for r in np.flatnonzero(self.ptr + need > self.buffer):
+            self.U[r] = np.concatenate([self.U[r, self.ptr[r]:],
+                                        self.rngs[self.ids[r]].random(int(self.ptr[r]))])
+            self.ptr[r] = 0
+
+    def step(self, k: int) -> np.ndarray:
+        """Play the next round, then up to ``k − 1`` repetitions of it while nothing changes.
+
+        The ``k`` rounds are simulated speculatively, all at once: the
+        statistics after each round ``j``, the bounds, and the decision the
+        policy would then take (leader and challenger, stopping test,
+        fidelities, EXPLORE-B's commit test). Each run keeps its rounds up to
+        and including the first after which that decision would differ (or
+        it stops, or reaches ``max_pulls``). Every kept round is one the
+        round-by-round loop plays, reading the same uniforms, and every value
+        comes from the same element-wise expressions, so the state afterwards
+        is bit-identical. Arrays put the column axis (``u``'s then ``ℓ``'s
+        fidelities) first so that reductions over fidelities are fast.
+        Returns the number of rounds played per run.
+        """
+        arms, mask = self.round_pulls()
+        ref, M, K = self.ref, self.M, self.K
+        n_live = self.ids.size
+        rows = np.arange(n_live)
+        rc = rows[:, None]
+        pulled = mask.T[:, :, None]  # (2M, R, 1): the same pulls every round
+        steps = np.arange(1, k + 1)
+        npull = mask.sum(axis=1)
+        used = npull[:, None] * steps  # (R, k): uniforms read up to the end of each round
+        self._refill(used[:, -1])
+        # the c-th pull of round j reads uniform ptr + (j − 1) npull + (rank of c in the round)
+        rank = np.maximum(np.cumsum(mask, axis=1) - 1, 0).T[:, :, None]
+        at = (self.ptr[:, None] + used - npull[:, None]) + rank  # (2M, R, k)
+        reward = (self.U[rows[None, :, None], at]
+                  < self.theta[self.col_m, arms].T[:, :, None]) & pulled
+        n_col = self.counts[rc, self.col_m, arms].T[:, :, None] + steps * pulled
+        s_col = self.sums[rc, self.col_m, arms].T[:, :, None] + np.cumsum(reward, axis=2)
+        h, lw, ww = entry_stats(s_col, n_col, self.zeta_col[:, None, None])  # (2M, R, k)
+        if ref.t_convention == "rounds":
+            t = self.rounds[:, None] + steps
+        else:
+            t = self.pulls[:, None] + used
+        scale = lucb_radius_scale(t, ref.delta, ref.L)  # (R, k)
+        sw = scale * ww
+        ucb2 = (h + sw).reshape(2, M, n_live, k).min(axis=1)  # u, ℓ: (2, R, k)
+        lcb2 = (lw - sw).reshape(2, M, n_live, k).max(axis=1)
+        if ref.clip:
+            ucb2 = np.minimum(ucb2, 1.0)
+            lcb2 = np.maximum(lcb2, 0.0)
+        # The other arms' UCBs only grow with the scale (rounding is monotone), so
+        # their values at the block's largest scale bound them after every round.
+        ucb_top = bounds_from(self.hi, self.lo, self.w, scale.max(axis=1), ref.clip)[0].T
+        # Same decision (sufficient conditions; ending a block early is always
+        # safe): u ranks above every other arm (UCB, then priority), ℓ above u, no stop.
+        p_u, p_l = self.priority[rows, self.u], self.priority[rows, self.ell]
+        arm_ids = np.arange(K)[:, None]
+        in_pair = ((arm_ids == self.u) | (arm_ids == self.ell))[:, :, None]
+        first_in_order = (p_u < self.priority.T)[:, :, None]
+        top = ucb_top[:, :, None]
+        same = ((ucb2[0] > top) | ((ucb2[0] == top) & first_in_order) | in_pair).all(axis=0)
+        same &= (ucb2[1] > ucb2[0]) | ((ucb2[1] == ucb2[0]) & (p_l < p_u)[:, None])
+        same &= ~(lcb2[1] > ucb2[0])
+        same &= self.pulls[:, None] + used < self.max_pulls
+        if ref.procedure in ("A", "C"):
+            n4 = n_col.reshape(2, M, n_live, k)
+            mean4 = s_col.reshape(2, M, n_live, k) / np.maximum(n4, 1) if ref.procedure == "A" \
+                else None
+            chosen = fidelity_choice(ref.procedure, n4, mean4, ww.reshape(2, M, n_live, k),
+                                     scale[None, None], _LEADER[:, None, None, None], ref.zeta,
+                                     ref.costs, self.mu1, self.mu2, ref.fucb_bonus,
+                                     axis=1)  # (2, R, k)
+            now = np.argmax(mask.reshape(n_live, 2, M), axis=2).T[:, :, None]
+            same &= (chosen == now).all(axis=0)
+        elif ref.procedure == "B":
+            free = ~self.fixed[rc, arms[:, ::M]].T  # (2, R): u, ℓ not yet committed
+            if free.any():
+                n4 = n_col.reshape(2, M, n_live, k)
+                mean4 = s_col.reshape(2, M, n_live, k) / np.maximum(n4, 1)
+                with np.errstate(divide="ignore"):
+                    hit, _ = explore_b_test(n4, mean4, _LEADER[:, None, None, None], ref.zeta,
+                                            ref.costs, ref.delta, ref.L, self.mu1, self.mu2,
+                                            axis=1)
+                same &= ~(hit & free[:, :, None]).any(axis=0)
+        same[:, -1] = False
+        last = np.argmin(same, axis=1)  # the last round kept
+        for name, values in (("counts", n_col), ("sums", s_col), ("hi", h), ("lo", lw),
+                             ("w", ww)):
+            getattr(self, name)[rc, self.col_m, arms] = values[:, rows, last].T
+        read = used[rows, last]
+        self.ptr += read
+        self.pulls += read
+        self.rounds += last + 1
+        if ref.procedure == "B":
+            pair = np.zeros((n_live, K), dtype=bool)
+            pair[rows, self.ell] = True
+            pair[rows, self.u] = True
+            explore_b_commit(self.sums, self.counts, pair, self.ell, self.fixed, self.commit,
+                             ref.zeta, ref.costs, ref.delta, ref.L, self.mu1, self.mu2)
+        self.select()
+        return last + 1
+
+
 def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, procedure="A",
                         delta=0.1, mu1_tilde=None, mu2_tilde=None, L=None,
                         t_convention="pulls", ties="index", clip=True, fucb_bonus=1.0,
-                        random_states=None,
-                        run_offset: int = 0, max_pulls: int = 10**8,
-                        buffer: int = 8192, committed=None) -> LUCBBatchResult:
+                        random_states=None, run_offset: int = 0, max_pulls: int = 10**8,
+                        lookahead: int = 64, buffer: int = 8192,
+                        committed=None) -> LUCBBatchResult:
     """Run ``n_runs`` independent LUCB trials on a Bernoulli bandit, vectorised over runs.
 
     Parameters
@@ -89,8 +274,14 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
         Index of the first run (lets callers split runs over processes).
     max_pulls : int
         Safety cap per run.
+    lookahead : int, default=64
+        Most rounds simulated speculatively in one vectorised step (the
+        round's pulls repeated; each run keeps them up to its first change of
+        decision). Changes the speed only, never the result; 1 plays round by
+        round.
     buffer : int
-        Uniforms drawn per run and refill.
+        Uniforms drawn per run and refill (raised to ``4 · lookahead · M`` if
+        smaller).
     committed : array-like of int, shape (K,), optional
         With ``procedure="B"``: start every arm committed to this (0-based)
         fidelity — an oracle allocation for diagnostics (e.g. the true
@@ -107,25 +298,18 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
         raise ValueError(f"n_runs must be a positive integer; got {n_runs!r}")
     if procedure not in PROCEDURES:
         raise ValueError(f"procedure must be one of {PROCEDURES}; got {procedure!r}")
+    if isinstance(lookahead, bool) or int(lookahead) != lookahead or lookahead < 1:
+        raise ValueError(f"lookahead must be a positive integer; got {lookahead!r}")
     R, M, K = int(n_runs), env.n_fidelities, env.n_arms
     if random_states is None:
         random_states = [[int(seed), run_offset + r, 1] for r in range(R)]
     # One reference policy validates the arguments and provides the constants.
     ref = MultiFidelityLUCB(K, env.costs, env.xi, delta, procedure, mu1_tilde, mu2_tilde, L,
                             t_convention, ties, clip, fucb_bonus, random_state=random_states[0])
-    zeta, costs, L, mu1, mu2 = ref.zeta, ref.costs, ref.L, *ref._mu()
     if ties == "random":
         priority = np.stack([np.random.default_rng(rs).permutation(K) for rs in random_states])
     else:
         priority = np.tile(np.arange(K), (R, 1))
-    theta_flat = env.theta.reshape(-1)
-    rngs = [np.random.default_rng([int(seed), run_offset + r]) for r in range(R)]
-    U = np.stack([g.random(buffer) for g in rngs])
-    ptr = np.zeros(R, dtype=np.int64)
-
-    counts = np.zeros((R, M, K), dtype=np.int64)
-    sums = np.zeros((R, M, K))
-    hi, lo, w = stat_arrays(sums, counts, zeta)
     fixed = np.zeros((R, K), dtype=bool)
     commit = np.zeros((R, K), dtype=np.int64)
     if committed is not None:
@@ -136,86 +320,35 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
             raise ValueError(f"committed must hold one fidelity in [0, {M - 1}] per arm")
         fixed[:] = True
         commit[:] = committed
-    pulls = np.zeros(R, dtype=np.int64)
-    rounds = np.zeros(R, dtype=np.int64)
-    ids = np.arange(R)  # original run index of each live row
+    rngs = [np.random.default_rng([int(seed), run_offset + r]) for r in range(R)]
+    runs = _LiveRuns(ref, env.theta, rngs, priority, fixed, commit,
+                     max(int(buffer), 4 * int(lookahead) * M), max_pulls)
 
     out_counts = np.zeros((R, M, K), dtype=np.int64)
     out_rec = np.zeros(R, dtype=np.int64)
     out_rounds = np.zeros(R, dtype=np.int64)
     out_stopped = np.zeros(R, dtype=bool)
-    zeta_col = np.tile(zeta, 2)  # per column of a round: u's fidelities, then ℓ's
-    col_m = np.tile(np.arange(M), 2)
-    col_j = np.repeat([0, 1], M)
-    use_stats = procedure in ("A", "C")
-
-    def scale_of():
-        return lucb_radius_scale(rounds if t_convention == "rounds" else pulls, delta, L)
-
-    def select():
-        ucb, lcb = bounds_from(hi, lo, w, scale_of(), clip)
-        ell, u = top_two(ucb, priority)
-        rows = np.arange(ell.size)
-        return ell, u, lcb[rows, ell] > ucb[rows, u]
-
-    ell, u, stop = select()
-    while ids.size:
-        finished = stop | (pulls >= max_pulls)
+    k = min(8, int(lookahead))
+    while True:
+        finished = runs.stop | (runs.pulls >= max_pulls)
         if finished.any():
-            done_ids = ids[finished]
-            out_counts[done_ids] = counts[finished]
-            out_rec[done_ids] = ell[finished]
-            out_rounds[done_ids] = rounds[finished]
-            out_stopped[done_ids] = stop[finished]
-            keep = ~finished
-            ids, counts, sums, hi, lo, w = (ids[keep], counts[keep], sums[keep], hi[keep],
-                                            lo[keep], w[keep])
-            fixed, commit, pulls, rounds = fixed[keep], commit[keep], pulls[keep], rounds[keep]
-            priority, U, ptr, ell, u = priority[keep], U[keep], ptr[keep], ell[keep], u[keep]
-            if not ids.size:
+            done = runs.ids[finished]
+            out_counts[done] = runs.counts[finished]
+            out_rec[done] = runs.ell[finished]
+            out_rounds[done] = runs.rounds[finished]
+            out_stopped[done] = runs.stop[finished]
+            runs.keep(~finished)
+            if not runs.ids.size:
                 break
-        n_live = ids.size
-        rows = np.arange(n_live)
-        arms = np.stack([u, ell], axis=1)[:, col_j]  # (R, 2M) arm of each column
-        lin = (rows[:, None] * M + col_m) * K + arms  # flat (run, fidelity, arm) index
-        if use_stats:
-            cf, sf = counts.reshape(-1), sums.reshape(-1)
-            n2 = cf[lin].reshape(n_live, 2, M)
-            mean2 = sf[lin].reshape(n_live, 2, M) / np.maximum(n2, 1)
-            mask = round_fidelities(procedure, (n_live, M), n2, mean2,
-                                    w.reshape(-1)[lin].reshape(n_live, 2, M), scale_of(),
-                                    None, None, zeta, costs, mu1, mu2, ref.fucb_bonus)
-        else:
-            a2 = arms[:, ::M]
-            mask = round_fidelities(procedure, (n_live, M), None, None, None, None,
-                                    fixed[rows[:, None], a2], commit[rows[:, None], a2],
-                                    zeta, costs, mu1, mu2)
-        flat = mask.reshape(n_live, 2 * M)
-        npull = flat.sum(axis=1)
-        low = np.flatnonzero(ptr + npull > buffer)
-        for r in low:  # refill: keep the unread tail, append fresh uniforms in order
-            U[r] = np.concatenate([U[r, ptr[r]:], rngs[ids[r]].random(int(ptr[r]))])
-            ptr[r] = 0
-        draw_at = rows[:, None] * buffer + ptr[:, None] + np.cumsum(flat, axis=1) - 1
-        sel = lin[flat]
-        cf, sf = counts.reshape(-1), sums.reshape(-1)
-        reward = U.reshape(-1)[draw_at[flat]] < theta_flat[(col_m[None, :] * K + arms)[flat]]
-        cf[sel] += 1
-        sf[sel] += reward
-        h, lw, ww = entry_stats(sf[sel], cf[sel], np.broadcast_to(zeta_col, flat.shape)[flat])
-        hi.reshape(-1)[sel], lo.reshape(-1)[sel], w.reshape(-1)[sel] = h, lw, ww
-        ptr += npull
-        pulls += npull
-        rounds += 1
-        if procedure == "B":
-            pulled = np.zeros((n_live, K), dtype=bool)
-            pulled[rows, ell] = True
-            pulled[rows, u] = True
-            explore_b_commit(sums, counts, pulled, ell, fixed, commit, zeta, costs, delta, L,
-                             mu1, mu2)
-        ell, u, stop = select()
+        played = runs.step(k)
+        # Block length: double while most runs use whole blocks, halve when few do.
+        full = np.mean(played == k)
+        if full > 0.5:
+            k = min(2 * k, int(lookahead))
+        elif full < 0.2:
+            k = max(k // 2, min(8, int(lookahead)))
 
-    cost = np.einsum("rmk,m->r", out_counts, costs)
+    cost = np.einsum("rmk,m->r", out_counts, ref.costs)
     return LUCBBatchResult(cost=cost, pulls=out_counts, recommendation=out_rec,
                            correct=out_rec == env.best_arm, n_rounds=out_rounds,
                            stopped=out_stopped)

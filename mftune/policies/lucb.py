@@ -162,15 +162,47 @@ def top_two(ucb, priority):
     return ell, u
 
 
+def along(values, axis: int, ndim: int) -> np.ndarray:
+    """A per-fidelity vector reshaped to broadcast along ``axis`` of an ``ndim``-array."""
+    shape = [1] * ndim
+    shape[axis] = -1
+    return np.reshape(values, shape)
+
+
 def ancillary_gaps(mean, zeta, is_leader, mu1, mu2):
     """Δ̂^(m)_k: ``µ̃1 − (µ̂ + ζ)`` for ``k ≠ ℓ``, ``(µ̂ − ζ) − µ̃2`` for ``k = ℓ``.
 
-    ``mean`` has shape ``(..., M)`` and ``is_leader`` the leading shape.
+    ``zeta`` and ``is_leader`` broadcast against ``mean`` (the caller puts
+    them on the fidelity axis and the arm axes respectively).
     """
-    return np.where(is_leader[..., None], mean - zeta - mu2, mu1 - (mean + zeta))
+    return np.where(is_leader, mean - zeta - mu2, mu1 - (mean + zeta))
 
 
 _LEAD = np.array([False, True])  # batch order: u first, then ℓ
+
+
+def fidelity_choice(procedure, n, mean, w, scale, is_leader, zeta, costs, mu1, mu2, bonus=1.0,
+                    axis=-1):
+    """Fidelity EXPLORE-A (f-UCB) or EXPLORE-C pulls an arm at, from its per-fidelity stats.
+
+    ``n``, ``mean`` and ``w`` (counts, means, ``1/sqrt(N)``) hold the
+    fidelities along ``axis``; ``scale`` (``sqrt(log(L t⁴/δ))``, for C) and
+    ``is_leader`` (for A) broadcast against them with ``axis`` of size 1.
+    Any layout gives the same bits element by element, so a simulator may put
+    the fidelity axis first (fast reductions) while the policy puts it last.
+    Returns the chosen fidelity, ``axis`` removed.
+    """
+    z = along(zeta, axis, n.ndim)
+    if procedure == "C":
+        # lowest fidelity whose radius still exceeds its bias bound (ζ^(M) = 0 always does)
+        return np.argmax(scale * w >= z, axis=axis)
+    c = along(costs, axis, n.ndim)
+    gaps = ancillary_gaps(mean, z, is_leader, mu1, mu2)
+    total = n.sum(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        explore = np.sqrt(2.0 * np.log(np.maximum(total, 1)) / (c * n))
+        f_ucb = np.where(n > 0, gaps / np.sqrt(c) + bonus * explore, np.inf)
+    return np.argmax(f_ucb, axis=axis)
 
 
 def round_fidelities(procedure, shape, n, mean, w, scale, fixed2, commit2, zeta, costs, mu1, mu2,
@@ -193,16 +225,9 @@ def round_fidelities(procedure, shape, n, mean, w, scale, fixed2, commit2, zeta,
         r2, j2 = np.nonzero(fixed2)
         mask[r2, j2, commit2[r2, j2]] = True
         return mask
-    if procedure == "C":
-        # lowest fidelity whose radius still exceeds its bias bound (ζ^(M) = 0 always does)
-        m = np.argmax(scale[:, None, None] * w >= zeta, axis=2)
-    else:  # EXPLORE-A: f-UCB
-        gaps = ancillary_gaps(mean, zeta, _LEAD[None, :], mu1, mu2)
-        total = n.sum(axis=2, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            explore = np.sqrt(2.0 * np.log(np.maximum(total, 1)) / (costs * n))
-            f_ucb = np.where(n > 0, gaps / np.sqrt(costs) + bonus * explore, np.inf)
-        m = np.argmax(f_ucb, axis=2)
+    sc = None if scale is None else np.asarray(scale)[:, None, None]
+    m = fidelity_choice(procedure, n, mean, w, sc, _LEAD[None, :, None], zeta, costs, mu1, mu2,
+                        bonus)
     np.put_along_axis(mask, m[:, :, None], True, axis=2)
     return mask
 
@@ -220,8 +245,22 @@ def round_mask(procedure, sums, counts, t, ell, u, fixed, commit, zeta, costs, d
                             bonus)
 
 
+def explore_b_test(n, mean, is_leader, zeta, costs, delta, L, mu1, mu2, axis=-1):
+    """EXPLORE-B's commit test [RECON of Algorithm 2, line 10] for arms explored at every fidelity.
+
+    ``n`` and ``mean`` hold one arm's per-fidelity counts and means along
+    ``axis``; ``is_leader`` broadcasts against them. Returns ``(hit,
+    fidelity)`` (``axis`` removed): whether the arm commits now, and to which
+    fidelity ``argmax_m Δ̂^(m)/sqrt(λ^(m))``.
+    """
+    z, c = along(zeta, axis, n.ndim), along(costs, axis, n.ndim)
+    eff = ancillary_gaps(mean, z, is_leader, mu1, mu2) / np.sqrt(c)
+    threshold = 3.0 * np.sqrt(np.log(L / delta) / (costs[0] * n.min(axis=axis)))
+    return eff.max(axis=axis) >= threshold, np.argmax(eff, axis=axis)
+
+
 def explore_b_commit(sums, counts, pulled, ell, fixed, commit, zeta, costs, delta, L, mu1, mu2):
-    """EXPLORE-B's commit test [RECON of Algorithm 2, line 10], in place on ``fixed``/``commit``.
+    """Apply :func:`explore_b_test` in place on ``fixed``/``commit``.
 
     ``pulled`` is a ``(R, K)`` mask of the arms pulled this round; those not
     yet committed were explored at every fidelity and are tested.
@@ -230,14 +269,10 @@ def explore_b_commit(sums, counts, pulled, ell, fixed, commit, zeta, costs, delt
     if r.size == 0:
         return
     n = counts[r, :, k]  # (P, M)
-    mean = _means(sums[r, :, k], n)
-    gaps = ancillary_gaps(mean, zeta, k == ell[r], mu1, mu2)
-    eff = gaps / np.sqrt(costs)
-    best = eff.max(axis=1)
-    threshold = 3.0 * np.sqrt(np.log(L / delta) / (costs[0] * n.min(axis=1)))
-    hit = best >= threshold
+    hit, best = explore_b_test(n, _means(sums[r, :, k], n), (k == ell[r])[:, None], zeta, costs,
+                               delta, L, mu1, mu2)
     fixed[r[hit], k[hit]] = True
-    commit[r[hit], k[hit]] = np.argmax(eff[hit], axis=1)
+    commit[r[hit], k[hit]] = best[hit]
 
 
 class MultiFidelityLUCB(Policy):
