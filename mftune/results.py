@@ -13,7 +13,13 @@ __all__ = ["Progress", "build_cv_results", "build_pulls"]
 
 
 def build_pulls(records, levels) -> dict:
-    """One row per pull: arm, fidelity, level, split, scores, times, status, error, phase."""
+    """One row per pull: arm, fidelity, level, split, scores, times, status, error, phase.
+
+    With continuation: ``continued`` (the pull continued a lower-fidelity
+    model), ``continued_from`` (that model's fidelity, ``-1`` if fitted from
+    scratch), ``saved_cost`` (fit seconds already spent on it) and
+    ``cache_time`` (seconds pickling models for the cache, part of ``cost``).
+    """
     metrics = sorted({k for r in records for k in r.scores})
     cols = {
         "candidate": np.array([r.arm for r in records], dtype=np.int64),
@@ -28,6 +34,10 @@ def build_pulls(records, levels) -> dict:
         "error": [r.error for r in records],
         "phase": [r.phase for r in records],
         "started": np.array([r.started for r in records], dtype=float),
+        "continued": np.array([r.continued_from >= 0 for r in records], dtype=bool),
+        "continued_from": np.array([r.continued_from for r in records], dtype=np.int64),
+        "saved_cost": np.array([r.saved for r in records], dtype=float),
+        "cache_time": np.array([r.cache_time for r in records], dtype=float),
     }
     for m in metrics:
         cols[f"score_{m}" if len(metrics) > 1 else "score"] = np.array(
