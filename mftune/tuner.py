@@ -485,7 +485,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 reason = "max-pulls"
             else:
                 result = run(policy, ev, budget=remaining, max_pulls=caps,
-                             callbacks=[progress, self._update, ev.after_batch])
+                             callbacks=[progress, self._update, self._evaluator.after_batch])
                 reason = result.stopping_reason
                 if result.cancelled is not None:  # the driver cancelled it in the policy
                     self._evaluator.release(result.cancelled)

@@ -14,8 +14,12 @@ estimator-parameter fidelity (``hgb-letter``: HistGradientBoosting on letter,
    the task's cost budget: what each reaches in the same seconds of fitting
    (pulls, highest fidelity, recommendation's test accuracy).
 
-The two runs of a pair run one after the other, in alternating order over
-seeds; on a shared machine compare the pairs, not absolute seconds.
+The two runs of a pair run one after the other (``continuation=False`` first
+on even seeds, second on odd ones); on a shared machine compare the pairs,
+not absolute seconds. The paired ratio of each pull's cost in the two runs
+(same candidate, fidelity and split) is printed for the continued pulls and,
+as a control for the machine's drift, for the pulls both runs fitted from
+scratch.
 
 Run: ``OMP_NUM_THREADS=1 nice -n 19 python -m mftune.benchmarks.continuation``
 (``--help`` for options).
@@ -51,6 +55,12 @@ def _row(label, t: MFTuner, wall: float, extra: str = "") -> str:
     return (f"  {label:12s} {len(p['cost']):5d} {int(p['continued'].sum()):9d} "
             f"{t.total_cost_:8.1f} {t.continuation_saved_:8.1f} "
             f"{float(np.sum(p['cache_time'])):8.2f} {peak:8.1f} {wall:7.1f}  {extra}")
+
+
+def _q(v) -> str:
+    if not len(v):
+        return "-"
+    return f"{np.median(v):.2f} [{v.min():.2f}-{v.max():.2f}] (n={len(v)})"
 
 
 HEADER = "  continuation pulls continued  cost s  saved s  cache s  peak MB  wall s  "
@@ -89,9 +99,11 @@ def main(argv=None) -> None:
     print(f"{task.name}: {task.description} (pool {task.n_pool} rows); "
           f"{task.n_candidates} candidates; "
           f"n_jobs={args.n_jobs}; load average {os.getloadavg()[0]:.1f}")
-    for k, seed in enumerate(int(s) for s in args.seeds.split(",")):
+    for seed in (int(s) for s in args.seeds.split(",")):
         X, X_te, y, y_te, source = _split(task, seed)
-        order = (False, "auto") if k % 2 == 0 else ("auto", False)
+        # warm-up, so that neither run of a pair pays the process's first fit
+        clone(task.estimator).set_params(**{task.fidelity: task.levels[0]}).fit(X[:2000], y[:2000])
+        order = (False, "auto") if seed % 2 == 0 else ("auto", False)
         print(f"seed {seed} ({source}); 1. same decisions: costs='levels', "
               f"max_pulls={args.max_pulls} (runs in order {order})")
         print(HEADER)
@@ -106,6 +118,15 @@ def main(argv=None) -> None:
         print(f"  measured saving {diff:.1f} s of {off.total_cost_:.1f} s "
               f"({100 * diff / off.total_cost_:.0f} %); estimate continuation_saved_ "
               f"{on.continuation_saved_:.1f} s; wall ratio auto/False {w_on / w_off:.2f}")
+        if same:  # paired by pull: the same (candidate, fidelity, split) in both runs
+            ratio = on.pulls_["cost"] / off.pulls_["cost"]
+            cont = on.pulls_["continued"]
+            print(f"  paired cost ratio auto/False, median [min-max]: continued pulls "
+                  f"{_q(ratio[cont])}; pulls fitted from scratch in both {_q(ratio[~cont])}")
+            if cont.any() and (~cont).any():
+                drift = np.median(ratio[~cont])
+                print(f"  continued pulls cost {np.median(ratio[cont]) / drift:.2f} x their "
+                      f"refit after dividing by the drift ratio {drift:.2f}")
         by_f = [(f, off.pulls_["cost"][off.pulls_["fidelity"] == f].mean(),
                  on.pulls_["cost"][on.pulls_["fidelity"] == f].mean())
                 for f in range(len(task.levels)) if np.any(off.pulls_["fidelity"] == f)]
