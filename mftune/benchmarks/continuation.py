@@ -4,22 +4,19 @@ On a task of :data:`mftune.benchmarks.tuner_vs_halving.TASKS` with an
 estimator-parameter fidelity (``hgb-letter``: HistGradientBoosting on letter,
 ``max_iter`` 8/24/72, 16 candidates, 3-fold CV), for each seed:
 
-1. **Same decisions** — ``costs="levels"`` and ``max_pulls``: the policy's
-   choices do not depend on timing, so the runs with ``continuation=False``
-   and ``continuation="auto"`` pull the same (candidate, fidelity, split)
-   sequence (checked: same pulls, same scores). The difference of their
-   summed costs is the measured saving; it is printed next to
-   ``continuation_saved_``, the tuner's own estimate.
-2. **Defaults with a budget** — both with their defaults (measured costs) and
-   the task's cost budget: what each reaches in the same seconds of fitting
-   (pulls, highest fidelity, recommendation's test accuracy).
-
-The two runs of a pair run one after the other (``continuation=False`` first
-on even seeds, second on odd ones); on a shared machine compare the pairs,
-not absolute seconds. The paired ratio of each pull's cost in the two runs
-(same candidate, fidelity and split) is printed for the continued pulls and,
-as a control for the machine's drift, for the pulls both runs fitted from
-scratch.
+1. **Same pulls, interleaved** — one search (``costs="levels"``, so its
+   decisions do not depend on timing; ``max_pulls``) runs every pull twice,
+   back to back, alternating which goes first: once fitted from scratch
+   (``continuation=False``) and once with ``continuation="auto"`` (checked:
+   same scores). Interleaving pull by pull keeps the machine's drift out of
+   the comparison — two whole runs one after the other on a shared machine
+   differed by 1.7x on identical pulls. Printed: both summed costs, their
+   difference (the measured saving) next to ``continuation_saved_`` (the
+   tuner's own estimate), and the paired per-pull cost ratios.
+2. **Defaults with a budget** — two whole runs one after the other
+   (``continuation=False`` first on even seeds), defaults (measured costs)
+   and the task's cost budget: what each reaches in the same seconds of
+   fitting. Drift between the runs is not controlled here.
 
 Run: ``OMP_NUM_THREADS=1 nice -n 19 python -m mftune.benchmarks.continuation``
 (``--help`` for options).
@@ -36,10 +33,72 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
+from .. import tuner as tuner_module
+from ..driver import Outcomes
+from ..evaluation import CVEvaluator
 from ..tuner import MFTuner
 from .tuner_vs_halving import TASKS, _split
 
-__all__ = ["main", "run_pair"]
+__all__ = ["PairedEvaluator", "main", "run_interleaved", "run_pair"]
+
+
+class PairedEvaluator:
+    """Evaluate every pull with and without continuation, back to back, alternating order.
+
+    Built with :class:`~mftune.evaluation.CVEvaluator`'s arguments; ``on``
+    has the continuation, ``off`` fits every pull from scratch. The search
+    sees ``on``'s outcomes; ``off.records`` holds the refits of the same pulls.
+    """
+
+    def __init__(self, *args, continuation=None, **kw):
+        self.__dict__["on"] = CVEvaluator(*args, continuation=continuation, **kw)
+        self.__dict__["off"] = CVEvaluator(*args, continuation=None, **kw)
+        self.__dict__["k"] = 0
+
+    def __getattr__(self, name):
+        return getattr(self.on, name)
+
+    def __setattr__(self, name, value):  # e.g. ``phase``: both evaluators
+        setattr(self.on, name, value)
+        setattr(self.off, name, value)
+
+    def evaluate(self, pulls) -> Outcomes:
+        outs = []
+        for i in range(len(pulls)):
+            order = (self.off, self.on) if (self.k + i) % 2 == 0 else (self.on, self.off)
+            res = {id(ev): ev.evaluate(pulls[i:i + 1]) for ev in order}
+            on, off = res[id(self.on)], res[id(self.off)]
+            if not np.array_equal(on.rewards, off.rewards):
+                raise RuntimeError("a continued pull scored differently from its refit")
+            outs.append(on)
+        self.__dict__["k"] += len(pulls)
+        return Outcomes(np.concatenate([o.rewards for o in outs]),
+                        np.concatenate([o.costs for o in outs]),
+                        sum((o.status for o in outs), []), sum((o.errors for o in outs), []))
+
+    def release(self, pulls) -> None:
+        self.on.release(pulls)
+        self.off.release(pulls)
+
+
+def run_interleaved(task, seed, X, y, **kw) -> tuple[MFTuner, list, float]:
+    """One search whose pulls run with and without continuation (:class:`PairedEvaluator`)."""
+    t = _tuner(task, seed, continuation="auto", **kw)
+    holder = {}
+
+    def make(*args, **kwargs):
+        holder["ev"] = PairedEvaluator(*args, **kwargs)
+        return holder["ev"]
+
+    original = tuner_module.CVEvaluator
+    tuner_module.CVEvaluator = make  # the tuner builds its evaluator through this name
+    try:
+        t0 = time.perf_counter()
+        t.fit(X, y)
+        wall = time.perf_counter() - t0
+    finally:
+        tuner_module.CVEvaluator = original
+    return t, holder["ev"].off.records, wall
 
 
 def _tuner(task, seed, **kw) -> MFTuner:
@@ -82,10 +141,12 @@ def main(argv=None) -> None:
     ap.add_argument("--task", default="hgb-letter", choices=sorted(TASKS))
     ap.add_argument("--seeds", default="0", help="comma-separated seeds")
     ap.add_argument("--max-pulls", type=int, default=30,
-                    help="search pulls of the same-decisions comparison")
+                    help="search pulls of the interleaved comparison")
     ap.add_argument("--budget", type=float, default=None,
                     help="cost budget of the defaults comparison (default: the task's)")
-    ap.add_argument("--n-jobs", type=int, default=None)
+    ap.add_argument("--n-jobs", type=int, default=None,
+                    help="n_jobs of the budget comparison (the interleaved one runs one pull "
+                         "at a time)")
     ap.add_argument("--pool", type=int, default=None,
                     help="training-pool rows (default: the task's)")
     ap.add_argument("--skip-budget", action="store_true")
@@ -103,39 +164,34 @@ def main(argv=None) -> None:
         X, X_te, y, y_te, source = _split(task, seed)
         # warm-up, so that neither run of a pair pays the process's first fit
         clone(task.estimator).set_params(**{task.fidelity: task.levels[0]}).fit(X[:2000], y[:2000])
-        order = (False, "auto") if seed % 2 == 0 else ("auto", False)
-        print(f"seed {seed} ({source}); 1. same decisions: costs='levels', "
-              f"max_pulls={args.max_pulls} (runs in order {order})")
-        print(HEADER)
-        pair = run_pair(task, seed, X, y, order, costs="levels", max_pulls=args.max_pulls,
-                        n_jobs=args.n_jobs)
-        (off, w_off), (on, w_on) = pair[False], pair["auto"]
-        same = all(np.array_equal(off.pulls_[c], on.pulls_[c])
-                   for c in ("candidate", "fidelity", "split", "score"))
-        print(_row("False", off, w_off))
-        print(_row("auto", on, w_on, f"same pulls and scores: {same}"))
-        diff = off.total_cost_ - on.total_cost_
-        print(f"  measured saving {diff:.1f} s of {off.total_cost_:.1f} s "
-              f"({100 * diff / off.total_cost_:.0f} %); estimate continuation_saved_ "
-              f"{on.continuation_saved_:.1f} s; wall ratio auto/False {w_on / w_off:.2f}")
-        if same:  # paired by pull: the same (candidate, fidelity, split) in both runs
-            ratio = on.pulls_["cost"] / off.pulls_["cost"]
-            cont = on.pulls_["continued"]
-            print(f"  paired cost ratio auto/False, median [min-max]: continued pulls "
-                  f"{_q(ratio[cont])}; pulls fitted from scratch in both {_q(ratio[~cont])}")
-            if cont.any() and (~cont).any():
-                drift = np.median(ratio[~cont])
-                print(f"  continued pulls cost {np.median(ratio[cont]) / drift:.2f} x their "
-                      f"refit after dividing by the drift ratio {drift:.2f}")
-        by_f = [(f, off.pulls_["cost"][off.pulls_["fidelity"] == f].mean(),
-                 on.pulls_["cost"][on.pulls_["fidelity"] == f].mean())
-                for f in range(len(task.levels)) if np.any(off.pulls_["fidelity"] == f)]
-        print("  mean seconds per pull at " + ", ".join(
-            f"{task.fidelity}={task.levels[f]}: {a:.2f} -> {b:.2f}" for f, a, b in by_f))
+        print(f"seed {seed} ({source}); 1. same pulls interleaved: costs='levels', "
+              f"max_pulls={args.max_pulls}")
+        on, off_recs, wall = run_interleaved(task, seed, X, y, costs="levels",
+                                             max_pulls=args.max_pulls)
+        p = on.pulls_
+        c_on, c_off = p["cost"], np.array([r.cost for r in off_recs])
+        cont = p["continued"]
+        print(f"  {len(c_on)} pulls, {int(cont.sum())} continued; summed cost: refit "
+              f"{c_off.sum():.1f} s, continued {c_on.sum():.1f} s; measured saving "
+              f"{c_off.sum() - c_on.sum():.1f} s ({100 * (1 - c_on.sum() / c_off.sum()):.0f} %); "
+              f"estimate continuation_saved_ {on.continuation_saved_:.1f} s "
+              f"(cache pickling {p['cache_time'].sum():.2f} s, peak cache "
+              f"{on._evaluator.cache.peak_bytes / 2**20:.1f} MB); wall {wall:.0f} s for both")
+        ratio = c_on / c_off
+        print(f"  per-pull cost ratio continued/refit, median [min-max]: continued pulls "
+              f"{_q(ratio[cont])}; the other pulls (both from scratch: the control) "
+              f"{_q(ratio[~cont])}")
+        print("  mean seconds per pull, refit -> with continuation: " + ", ".join(
+            f"{task.fidelity}={task.levels[f]}: {c_off[p['fidelity'] == f].mean():.2f} -> "
+            f"{c_on[p['fidelity'] == f].mean():.2f} ({int(cont[p['fidelity'] == f].sum())}/"
+            f"{int(np.sum(p['fidelity'] == f))} continued)"
+            for f in range(len(task.levels)) if np.any(p["fidelity"] == f)))
         if args.skip_budget:
             continue
-        print(f"seed {seed}; 2. defaults with budget={budget:g} s of cost")
+        print(f"seed {seed}; 2. defaults with budget={budget:g} s of cost (two runs, one "
+              "after the other)")
         print(HEADER + "reached  stop          test acc")
+        order = (False, "auto") if seed % 2 == 0 else ("auto", False)
         pair = run_pair(task, seed, X, y, order, budget=budget, n_jobs=args.n_jobs)
         for cont in (False, "auto"):
             t, wall = pair[cont]
