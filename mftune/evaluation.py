@@ -76,7 +76,7 @@ class PullRecord:
     n_train: int = 0
     extra: dict = field(default_factory=dict)
     continued_from: int = -1
-    saved: float = 0.0
+    reused: float = 0.0
     cache_time: float = 0.0
 
     @property
@@ -380,7 +380,7 @@ class CVEvaluator(Evaluator):
         n_train = np.zeros(len(pulls), dtype=np.int64)
         started = np.zeros(len(pulls))
         continued = np.full(len(pulls), -1, dtype=np.int64)
-        saved = np.zeros(len(pulls))
+        reused = np.zeros(len(pulls))
         for wave in self._waves(pulls, splits):
             tasks = [self.task(int(pulls.arms[i]), int(pulls.fidelities[i]), int(splits[i]))
                      for i in wave]
@@ -391,7 +391,7 @@ class CVEvaluator(Evaluator):
                 step = t[9]
                 if step is not None and step.start is not None:
                     continued[i] = step.start_fidelity
-                    saved[i] = step.start_work if r["status"] == "done" else 0.0
+                    reused[i] = step.start_work if r["status"] == "done" else 0.0
                 self._keep(int(pulls.arms[i]), int(pulls.fidelities[i]), int(splits[i]), r,
                            step)
         rewards = np.array([r["scores"][self.metric] for r in results], dtype=float)
@@ -406,7 +406,7 @@ class CVEvaluator(Evaluator):
             self.records.append(PullRecord(
                 int(a), int(f), int(s), r["scores"], r["fit_time"], r["score_time"],
                 r["status"], r["error"], self.phase, float(started[i]), int(n_train[i]),
-                continued_from=int(continued[i]), saved=float(saved[i]),
+                continued_from=int(continued[i]), reused=float(reused[i]),
                 cache_time=float(r.get("cache_time", 0.0))))
         return Outcomes(rewards, [r.cost for r in self.records[len(self.records) - len(pulls):]],
                         [r["status"] for r in results], [r["error"] for r in results])

@@ -9,6 +9,8 @@ import time
 
 import numpy as np
 
+from .continuation import saved_estimates
+
 __all__ = ["Progress", "build_cv_results", "build_pulls"]
 
 
@@ -17,8 +19,10 @@ def build_pulls(records, levels) -> dict:
 
     With continuation: ``continued`` (the pull continued a lower-fidelity
     model), ``continued_from`` (that model's fidelity, ``-1`` if fitted from
-    scratch), ``saved_cost`` (fit seconds already spent on it) and
-    ``cache_time`` (seconds pickling models for the cache, part of ``cost``).
+    scratch), ``reused_cost`` (fit seconds already spent on that model),
+    ``saved_cost`` (estimated seconds saved,
+    :func:`mftune.continuation.saved_estimates`) and ``cache_time`` (seconds
+    pickling models for the cache, part of ``cost``).
     """
     metrics = sorted({k for r in records for k in r.scores})
     cols = {
@@ -36,7 +40,8 @@ def build_pulls(records, levels) -> dict:
         "started": np.array([r.started for r in records], dtype=float),
         "continued": np.array([r.continued_from >= 0 for r in records], dtype=bool),
         "continued_from": np.array([r.continued_from for r in records], dtype=np.int64),
-        "saved_cost": np.array([r.saved for r in records], dtype=float),
+        "reused_cost": np.array([r.reused for r in records], dtype=float),
+        "saved_cost": saved_estimates(records),
         "cache_time": np.array([r.cache_time for r in records], dtype=float),
     }
     for m in metrics:

@@ -193,11 +193,13 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     continuation_ : str or None
         The continuation in use (``"warm_start"``, ``"partial_fit"`` or ``None``).
     continuation_saved_ : float
-        Estimated seconds the continuation saved: for every continued pull the
-        fit seconds already spent on the model it continued (what a fit from
-        scratch would have redone), minus all seconds spent pickling models
-        for the cache. ``pulls_`` marks continued pulls (``continued``,
-        ``continued_from``, ``saved_cost``, ``cache_time``).
+        Estimated seconds the continuation saved: for every continued pull,
+        the cost of the same candidate's pulls fitted from scratch at that
+        fidelity (or, without any, an upper bound: the fit seconds already
+        spent on the continued model plus its own) minus its cost; less all
+        seconds spent pickling models for the cache. ``pulls_`` marks
+        continued pulls (``continued``, ``continued_from``, ``reused_cost``,
+        ``saved_cost``, ``cache_time``).
     """
 
     def __init__(self, estimator, space, *, fidelity="n_samples", fidelities=None,

@@ -27,6 +27,7 @@ from mftune.continuation import (
     ModelCache,
     fit_at_level,
     resolve_continuation,
+    saved_estimates,
 )
 from mftune.evaluation import CVEvaluator
 from mftune.policies.base import Pulls
@@ -161,10 +162,12 @@ def test_continued_search_matches_refit_search(data):
     assert np.all(p["continued_from"][~cont] == -1) and np.all(p["fidelity"][cont] > 0)
     # calibration pulls of one (candidate, fold) at two fidelities run in waves: continued
     assert np.any(cont & (np.array(p["phase"]) == "calibration"))
-    assert np.all(p["saved_cost"][cont] > 0) and np.all(p["saved_cost"][~cont] == 0)
-    assert np.all(p["cache_time"] >= 0) and off.continuation_saved_ == 0.0
+    assert np.all(p["reused_cost"][cont] > 0) and np.all(p["reused_cost"][~cont] == 0)
+    assert np.all(p["saved_cost"][~cont] == 0) and off.continuation_saved_ == 0.0
+    assert np.all(p["cache_time"] >= 0)
     assert on.continuation_saved_ == pytest.approx(p["saved_cost"].sum() - p["cache_time"].sum())
-    # the saving is positive: a HGB fit of 4-12 iterations costs far more than pickling it
+    # the saving is positive: a continued pull skips a third of the fit (levels 4, 12, 36),
+    # which costs far more than pickling the model
     assert on.continuation_saved_ > 0
     assert len(on._evaluator.cache) == 0  # dropped at the end of the search
 
@@ -279,3 +282,17 @@ def test_model_cache_cap_and_order():
     assert (3, 0) not in cache
     cache.forget([0, 2])
     assert len(cache) == 0 and cache.n_bytes == 0
+
+
+def test_saved_estimate_uses_fresh_pulls_of_the_same_candidate_else_the_reused_work():
+    from mftune.evaluation import PullRecord
+
+    def rec(arm, fid, fit, continued_from=-1, reused=0.0, status="done"):
+        return PullRecord(arm, fid, 0, {"score": 0.5}, fit, 0.0, status,
+                          continued_from=continued_from, reused=reused)
+
+    recs = [rec(0, 1, 3.0), rec(0, 1, 5.0),  # arm 0 at fidelity 1 from scratch: mean 4 s
+            rec(0, 1, 1.5, 0, reused=1.0),  # continued: saves 4 - 1.5
+            rec(1, 1, 2.0, 0, reused=1.2),  # no fresh pull of arm 1: bound 1.2 + 2 - 2
+            rec(1, 1, 9.0, 0, reused=1.2, status="failed")]  # failed: no saving
+    np.testing.assert_allclose(saved_estimates(recs), [0, 0, 2.5, 1.2, 0])

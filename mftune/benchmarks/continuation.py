@@ -174,7 +174,8 @@ def main(argv=None) -> None:
         print(f"  {len(c_on)} pulls, {int(cont.sum())} continued; summed cost: refit "
               f"{c_off.sum():.1f} s, continued {c_on.sum():.1f} s; measured saving "
               f"{c_off.sum() - c_on.sum():.1f} s ({100 * (1 - c_on.sum() / c_off.sum()):.0f} %); "
-              f"estimate continuation_saved_ {on.continuation_saved_:.1f} s "
+              f"estimate continuation_saved_ {on.continuation_saved_:.1f} s (reused-work "
+              f"bound {p['reused_cost'].sum() - p['cache_time'].sum():.1f} s) "
               f"(cache pickling {p['cache_time'].sum():.2f} s, peak cache "
               f"{on._evaluator.cache.peak_bytes / 2**20:.1f} MB); wall {wall:.0f} s for both")
         ratio = c_on / c_off
