@@ -178,6 +178,9 @@ def main(argv=None) -> None:
               f"bound {p['reused_cost'].sum() - p['cache_time'].sum():.1f} s) "
               f"(cache pickling {p['cache_time'].sum():.2f} s, peak cache "
               f"{on._evaluator.cache.peak_bytes / 2**20:.1f} MB); wall {wall:.0f} s for both")
+        paired = float((c_off - c_on)[cont].sum() - p["cache_time"][~cont].sum())
+        print(f"  measured on the continued pulls alone (their refit minus them, less the "
+              f"other pulls' pickling): {paired:.1f} s")
         ratio = c_on / c_off
         print(f"  per-pull cost ratio continued/refit, median [min-max]: continued pulls "
               f"{_q(ratio[cont])}; the other pulls (both from scratch: the control) "
