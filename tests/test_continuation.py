@@ -155,6 +155,9 @@ def test_continued_search_matches_refit_search(data):
     for col in ("candidate", "fidelity", "split", "score"):
         np.testing.assert_array_equal(off.pulls_[col], on.pulls_[col])
     assert on.best_index_ == off.best_index_
+    again = hgb_tuner().fit(X, y)  # replayable: the same run again, pull for pull
+    for col in ("candidate", "fidelity", "split", "score", "continued_from"):
+        np.testing.assert_array_equal(again.pulls_[col], on.pulls_[col])
     p = on.pulls_
     cont = p["continued"]
     assert cont.any() and not off.pulls_["continued"].any()
