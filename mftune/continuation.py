@@ -293,13 +293,19 @@ def saved_estimates(records) -> np.ndarray:
     """Estimated seconds each pull saved by continuing a model (0 for the others).
 
     For a continued pull of candidate ``k`` at fidelity ``m``: the cost a fit
-    from scratch would have had, minus the pull's fit + score seconds. That
-    cost is measured when it can be — the mean fit + score seconds of the
-    pulls of ``k`` at ``m`` that were fitted from scratch (other splits of
-    the same size) [calibrated] — and otherwise bounded: the fit seconds
-    already spent on the continued model plus the pull's own (an upper
-    bound: a warm fit repeats fixed work — ``HistGradientBoosting`` bins the
-    data again and recomputes the existing trees' predictions) [RECON].
+    from scratch would have had, minus the pull's fit + score seconds.
+
+    * When the run has pulls of ``k`` at ``m`` fitted from scratch (other
+      splits of the same size), that cost is their mean fit + score seconds
+      (measured).
+    * Otherwise the saving is ``q`` times the fit seconds already spent on
+      the continued model (``reused``), where ``q`` is the median, over the
+      continued pulls of the first kind, of their measured saving divided by
+      their ``reused`` (clipped to [0, 1]) [calibrated]; ``q = 1`` (an upper
+      bound) when there are none. ``q < 1`` because a warm fit repeats fixed
+      work: boosting recomputes the existing trees' predictions on the
+      training rows, HistGradientBoosting bins the data again [code].
+
     Pickling seconds are not included (see :func:`saved_seconds`).
     """
     n = len(records)
@@ -317,10 +323,13 @@ def saved_estimates(records) -> np.ndarray:
     size = int(key.max()) + 1
     count = np.bincount(key[fresh], minlength=size)
     total = np.bincount(key[fresh], own[fresh], minlength=size)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        measured = total / count
-    scratch = np.where(count[key] > 0, measured[key], reused + own)
-    saved[cont] = scratch[cont] - own[cont]
+    ref = cont & (count[key] > 0)
+    saved[ref] = total[key[ref]] / count[key[ref]] - own[ref]
+    q = 1.0
+    ok = ref & (reused > 0)
+    if ok.any():
+        q = float(np.clip(np.median(saved[ok] / reused[ok]), 0.0, 1.0))
+    saved[cont & ~ref] = q * reused[cont & ~ref]
     return saved
 
 

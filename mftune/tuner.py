@@ -194,10 +194,11 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         The continuation in use (``"warm_start"``, ``"partial_fit"`` or ``None``).
     continuation_saved_ : float
         Estimated seconds the continuation saved: for every continued pull,
-        the cost of the same candidate's pulls fitted from scratch at that
-        fidelity (or, without any, an upper bound: the fit seconds already
-        spent on the continued model plus its own) minus its cost; less all
-        seconds spent pickling models for the cache. ``pulls_`` marks
+        the mean cost of the same candidate's pulls fitted from scratch at that
+        fidelity minus its cost, or, without any, the fit seconds already
+        spent on the continued model scaled by the ratio measured on the
+        first kind (see :func:`mftune.continuation.saved_estimates`); less
+        all seconds spent pickling models for the cache. ``pulls_`` marks
         continued pulls (``continued``, ``continued_from``, ``reused_cost``,
         ``saved_cost``, ``cache_time``).
     """

@@ -287,7 +287,7 @@ def test_model_cache_cap_and_order():
     assert len(cache) == 0 and cache.n_bytes == 0
 
 
-def test_saved_estimate_uses_fresh_pulls_of_the_same_candidate_else_the_reused_work():
+def test_saved_estimate_uses_fresh_pulls_of_the_same_candidate_else_scaled_reused_work():
     from mftune.evaluation import PullRecord
 
     def rec(arm, fid, fit, continued_from=-1, reused=0.0, status="done"):
@@ -295,7 +295,9 @@ def test_saved_estimate_uses_fresh_pulls_of_the_same_candidate_else_the_reused_w
                           continued_from=continued_from, reused=reused)
 
     recs = [rec(0, 1, 3.0), rec(0, 1, 5.0),  # arm 0 at fidelity 1 from scratch: mean 4 s
-            rec(0, 1, 1.5, 0, reused=1.0),  # continued: saves 4 - 1.5
-            rec(1, 1, 2.0, 0, reused=1.2),  # no fresh pull of arm 1: bound 1.2 + 2 - 2
+            rec(0, 1, 1.5, 0, reused=5.0),  # continued: saves 4 - 1.5 = 2.5 = 0.5 x reused
+            rec(1, 1, 2.0, 0, reused=1.2),  # no fresh pull of arm 1: 0.5 x 1.2
             rec(1, 1, 9.0, 0, reused=1.2, status="failed")]  # failed: no saving
-    np.testing.assert_allclose(saved_estimates(recs), [0, 0, 2.5, 1.2, 0])
+    np.testing.assert_allclose(saved_estimates(recs), [0, 0, 2.5, 0.6, 0])
+    # without any fresh reference the reused work is the (upper-bound) estimate
+    np.testing.assert_allclose(saved_estimates(recs[3:]), [1.2, 0])

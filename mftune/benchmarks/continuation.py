@@ -175,7 +175,7 @@ def main(argv=None) -> None:
               f"{c_off.sum():.1f} s, continued {c_on.sum():.1f} s; measured saving "
               f"{c_off.sum() - c_on.sum():.1f} s ({100 * (1 - c_on.sum() / c_off.sum()):.0f} %); "
               f"estimate continuation_saved_ {on.continuation_saved_:.1f} s (reused-work "
-              f"bound {p['reused_cost'].sum() - p['cache_time'].sum():.1f} s) "
+              f"upper bound {p['reused_cost'].sum() - p['cache_time'].sum():.1f} s) "
               f"(cache pickling {p['cache_time'].sum():.2f} s, peak cache "
               f"{on._evaluator.cache.peak_bytes / 2**20:.1f} MB); wall {wall:.0f} s for both")
         paired = float((c_off - c_on)[cont].sum() - p["cache_time"][~cont].sum())
@@ -185,7 +185,7 @@ def main(argv=None) -> None:
         fresh = {pair for pair, c in zip(pairs, cont, strict=True) if not c}
         measured = np.array([pair in fresh for pair in pairs], dtype=bool)
         for label, m in (("from the candidate's fresh pulls", cont & measured),
-                         ("bounded by the reused work", cont & ~measured)):
+                         ("from the scaled reused work", cont & ~measured)):
             print(f"  continued pulls whose saving is estimated {label}: {int(m.sum())}; "
                   f"estimate {p['saved_cost'][m].sum():.1f} s, measured "
                   f"{(c_off - c_on)[m].sum() + p['cache_time'][m].sum():.1f} s "
