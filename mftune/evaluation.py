@@ -24,15 +24,21 @@ fidelity first, so a higher one continues the lower one.
 
 A failing fit comes back as ``status="failed"`` with the traceback text and
 ``error_score`` as its score (or raises, with ``error_score="raise"``). With
-``timeout`` every pull runs in a forked child process that is killed when it
-overruns; the pull is recorded as ``"timed-out"`` and costs ``timeout``.
+``timeout`` every pull runs in a child process that is killed when it
+overruns; the pull is recorded as ``"timed-out"`` and costs ``timeout``. A
+child that dies (a crash in compiled code, say) is recorded as ``"failed"``.
 
 A batch runs through :func:`mftune.driver.parallel_map` (joblib): ``n_jobs``
 local processes, or the workers of whatever backend
 ``joblib.parallel_config`` selects (dask: the cluster's workers). Each pull
 records where it ran (``"host:pid"``, the ``worker`` column of
-``MFTuner.pulls_``). Pulls with a ``timeout`` run in forked children of this
-process instead (a joblib worker cannot be killed mid-task).
+``MFTuner.pulls_``). Pulls with a ``timeout`` run in children of this
+process instead (a joblib worker cannot be killed mid-task). A forked child
+runs its pull with one OpenMP thread: GNU libgomp's thread pool does not
+survive ``fork``, so in a process that has already run OpenMP code
+(``HistGradientBoosting*``, for one) a multi-threaded child would crash or
+hang. Forking (not ``forkserver``/``spawn``) keeps scripts without an
+``if __name__ == "__main__":`` guard working and costs no start-up.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from joblib import effective_n_jobs
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
+from threadpoolctl import threadpool_limits
 
 from .continuation import (
     CACHE_BYTES,
@@ -188,7 +195,11 @@ def _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, er
 
 def _child(conn, task):  # pragma: no cover - runs in a forked process
     try:
-        conn.send(("ok", fit_and_score(*task)))
+        # GNU OpenMP's thread pool does not survive fork(): a parent that already ran
+        # OpenMP code would crash or hang the child at its first parallel region.
+        # With one OpenMP thread the child never touches the inherited pool.
+        with threadpool_limits(1, user_api="openmp"):
+            conn.send(("ok", fit_and_score(*task)))
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
         try:
             conn.send(("raise", exc))
@@ -198,12 +209,21 @@ def _child(conn, task):  # pragma: no cover - runs in a forked process
         conn.close()
 
 
+def _answer(conn):
+    """The child's ``(kind, value)`` if it has answered, else ``None`` (also when it died)."""
+    try:
+        return conn.recv() if conn.poll() else None
+    except EOFError:  # the child closed the pipe by dying; its exit code tells
+        return None
+
+
 def run_with_timeout(tasks: list[tuple], timeout: float, n_jobs: int, error_score) -> list[dict]:
-    """Run ``fit_and_score`` tasks in forked processes, killing any that overrun ``timeout``.
+    """Run ``fit_and_score`` tasks in child processes, killing any that overrun ``timeout``.
 
     At most ``n_jobs`` children run at once. A killed pull comes back with
     ``status="timed-out"``, ``error_score`` as its scores and ``timeout`` as
-    its fit time.
+    its fit time; a child that dies without answering, with
+    ``status="failed"`` and its exit code in the error text.
     """
     ctx = mp.get_context("fork")
     results: list[dict | None] = [None] * len(tasks)
@@ -219,8 +239,9 @@ def run_with_timeout(tasks: list[tuple], timeout: float, n_jobs: int, error_scor
                 child.close()
                 running[i] = (proc, parent, time.perf_counter())
             for i, (proc, conn, started) in list(running.items()):
-                if conn.poll():
-                    kind, value = conn.recv()
+                answer = _answer(conn)
+                if answer is not None:
+                    kind, value = answer
                     proc.join()
                     conn.close()
                     del running[i]

@@ -151,7 +151,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         Cap on the number of pulls (calibration excluded).
     timeout : float, optional
         Seconds after which one pull is stopped and recorded as timed out
-        (score ``error_score``); pulls then run in forked child processes.
+        (score ``error_score``); pulls then run in forked child processes (one
+        OpenMP thread each: see :mod:`mftune.evaluation`).
     scoring : str, callable, list or dict, optional
         As in ``GridSearchCV``; with several metrics ``refit`` names the one
         that is optimised.

@@ -100,3 +100,10 @@ def test_cli_study_runs_on_the_dask_workers(cluster, tmp_path, monkeypatch):
     ran_on = collections.Counter(int(ppid) for _, ppid in trace)
     assert set(ran_on) == pids  # started by the dask worker processes, both of them
     assert not {int(ppid) for _, ppid in local_trace} & pids
+
+
+def test_unreachable_scheduler_is_a_clear_error():
+    from mftune.cluster import DaskPool
+
+    with pytest.raises(ValueError, match="scheduler: cannot connect to 'tcp://127.0.0.1:9'"):
+        DaskPool("tcp://127.0.0.1:9", timeout=0.5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mftune.benchmarks.head_to_head import _time_to_target, format_table
+from mftune.benchmarks.head_to_head import _test_at, _time_to_target, format_table
 from mftune.benchmarks.tuner_vs_halving import Row
 
 
@@ -33,3 +33,16 @@ def test_format_table_pairs_mftuner_with_the_best_peer_by_seed():
     assert "MFTuner / Optuna TPE" in table
     assert "median 1.00 [0.50–inf]" in table
     assert "2/3" in table  # MFTuner reached the target on two seeds of three
+
+
+def test_score_at_equal_budget_is_the_recommendation_held_then():
+    score = {"a": 0.90, "b": 0.80}.get
+    test = lambda p: score(p["x"])  # noqa: E731
+    trace = [(1.0, {"x": "b"}), (2.0, {"x": "a"})]
+    assert _test_at(trace, test, 1.5) == 0.80
+    assert _test_at(trace, test, 2.0) == 0.90
+    # A search that had recommended nothing by the budget (e.g. finished later) has no score.
+    assert np.isnan(_test_at(trace, test, 0.5))
+    rows = [Row("t", s, "HalvingRandomSearchCV", 10.0, 10.0, 0.9, 0.89, "", v)
+            for s, v in enumerate([0.91, np.nan, 0.85])]
+    assert "0.8800 2/3" in format_table(rows)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_classification, make_regression
+from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression, Ridge, SGDClassifier
 from sklearn.model_selection import GroupKFold
 from sklearn.pipeline import Pipeline
@@ -174,6 +175,46 @@ def test_timeout_stops_a_pull_and_records_it(data):
     assert np.all(t.pulls_["score"][slow] == -1.0)
     assert np.allclose(t.pulls_["cost"][slow], 0.5)
     assert t.best_params_["delay"] == 0.0
+
+
+class Dies(ClassifierMixin, BaseEstimator):
+    """Kills its own process when ``die`` (as a crash in compiled code would)."""
+
+    def __init__(self, die=False):
+        self.die = die
+
+    def fit(self, X, y):
+        if self.die:
+            import os
+            os._exit(3)
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+def test_a_pull_whose_process_dies_is_a_failed_pull_not_a_dead_study(data):
+    X, y = data
+    t = MFTuner(Dies(), {"die": [False, True]}, n_candidates="grid", cv=2, timeout=30,
+                bias=[0.0], sigma=0.1, max_pulls=4, refit=False, error_score=-1.0,
+                fidelities=[1.0], random_state=0).fit(X, y)
+    dead = np.array([t.cv_results_["params"][a]["die"] for a in t.pulls_["candidate"]])
+    assert dead.any() and (~dead).any()
+    assert np.all(np.asarray(t.pulls_["status"])[dead] == "failed")
+    assert all("exit code 3" in e for e in np.asarray(t.pulls_["error"])[dead])
+    assert np.all(np.asarray(t.pulls_["score"])[dead] == -1.0) and t.best_params_ == {"die": False}
+
+
+def test_timeout_children_after_openmp_ran_in_this_process(data):
+    # HistGradientBoosting runs OpenMP here first; a forked child that used the
+    # inherited (dead) GNU OpenMP pool used to crash, and its EOF killed the search.
+    X, y = data
+    HistGradientBoostingClassifier(max_iter=5).fit(X, y)
+    t = MFTuner(HistGradientBoostingClassifier(), {"learning_rate": [0.05, 0.2]},
+                n_candidates="grid", fidelity="max_iter", fidelities=[3, 9], cv=2, timeout=60,
+                costs="levels", max_pulls=8, refit=False, random_state=0).fit(X, y)
+    assert len(t.pulls_["status"]) >= 4 and np.all(np.asarray(t.pulls_["status"]) == "done")
 
 
 def test_scoring_dict_groups_and_fit_params(data):

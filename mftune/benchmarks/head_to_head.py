@@ -252,6 +252,12 @@ def _time_to_target(trace, test, target, end_only: bool, wall: float) -> float:
     return ttt
 
 
+def _test_at(trace, test, t_cap: float) -> float:
+    """Test score of the last recommendation made by wall time ``t_cap`` (nan if none)."""
+    held = [params for t, params in trace if t <= t_cap]
+    return test(held[-1]) if held else np.nan
+
+
 def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=None,
              log=print) -> list[Row]:
     """Run every method on one seed; return their rows (targets filled in)."""
@@ -287,9 +293,11 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
         end_only = method in ("RandomizedSearchCV", "HalvingRandomSearchCV")
         ttt = _time_to_target(trace, test, target, end_only, wall)
         final = test(best) if best else np.nan
-        rows.append(Row(task.name, seed, name, wall, ttt, final, target, detail))
+        at_budget = _test_at(trace, test, task.budget)
+        rows.append(Row(task.name, seed, name, wall, ttt, final, target, detail, at_budget))
         log(f"  seed {seed} {name:24s} wall {wall:7.1f} s  time-to-target {ttt:7.1f} s  "
-            f"test {final:.4f} (target {target:.4f}{' grid' if grid else ''})  {detail}")
+            f"test {final:.4f} (target {target:.4f}{' grid' if grid else ''})  "
+            f"test at {task.budget:g} s {at_budget:.4f}  {detail}")
     return rows
 
 
@@ -307,11 +315,22 @@ def _stat(v) -> str:
     return f"{np.median(v):7.1f} [{v.min():.1f}–{v.max():.1f}]"
 
 
+def _at_budget(rows: list[Row]) -> str:
+    """Median test score at the budget over the seeds that had a recommendation by then."""
+    v = np.array([r.test_at_budget for r in rows], dtype=float)
+    ok = np.isfinite(v)
+    if not ok.any():
+        return "none"
+    return f"{np.median(v[ok]):.4f} {ok.sum()}/{len(v)}"
+
+
 def format_table(rows: list[Row]) -> str:
-    """Per task and method: time-to-target and final test score (median [min–max]);
-    and MFTuner's paired time-to-target ratio against the best peer."""
+    """Per task and method: time-to-target, final test score, wall time (median
+    [min–max]) and the test score held at the task's wall budget (median over the
+    seeds that had a recommendation by then, and how many did); and MFTuner's paired
+    time-to-target ratio against the best peer."""
     out = [f"{'task':14s} {'method':24s} {'time-to-target s':>24s} {'reached':>8s} "
-           f"{'final test (median)':>20s} {'wall s':>22s}"]
+           f"{'final test (median)':>20s} {'wall s':>22s} {'test at budget':>15s}"]
     peers = ("RandomizedSearchCV", "HalvingRandomSearchCV", "Optuna TPE",
              "Optuna TPE+Hyperband")
     for task in dict.fromkeys(r.task for r in rows):
@@ -321,7 +340,7 @@ def format_table(rows: list[Row]) -> str:
             reached = sum(np.isfinite(r.time_to_target) for r in rs)
             out.append(f"{task:14s} {method:24s} {_stat([r.time_to_target for r in rs]):>24s} "
                        f"{reached:>5d}/{len(rs):<2d} {np.median([r.final_test for r in rs]):20.4f} "
-                       f"{_stat([r.wall for r in rs]):>22s}")
+                       f"{_stat([r.wall for r in rs]):>22s} {_at_budget(rs):>15s}")
         med = {m: np.median([r.time_to_target for r in tr if r.method == m])
                for m in peers if any(r.method == m for r in tr)}
         if med and any(r.method == "MFTuner" for r in tr):
@@ -344,4 +363,5 @@ def rows_to_json(rows: list[Row]) -> list[dict]:
         return None if not np.isfinite(x) else float(x)
     return [{"task": r.task, "seed": r.seed, "method": r.method, "wall": num(r.wall),
              "time_to_target": num(r.time_to_target), "final_test": num(r.final_test),
-             "target": num(r.target), "detail": r.detail} for r in rows]
+             "target": num(r.target), "detail": r.detail,
+             "test_at_budget": num(r.test_at_budget)} for r in rows]

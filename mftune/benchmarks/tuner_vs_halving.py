@@ -102,6 +102,9 @@ class Row:
     final_test: float
     target: float
     detail: str
+    #: Test score of the recommendation held at the task's budget in wall seconds
+    #: (``nan``: the method had nothing to recommend by then).
+    test_at_budget: float = float("nan")
 
 
 def _split(task: Task, seed: int):
