@@ -14,6 +14,14 @@
   the metric the search optimises;
 * costs its measured fit + score seconds.
 
+With a :class:`~mftune.continuation.Continuation` (``MFTuner(continuation=...)``)
+a pull of an estimator-parameter fidelity continues the model of the same
+(candidate, split) kept at a lower fidelity instead of fitting from scratch
+(:mod:`mftune.continuation`); its cost is then the measured seconds of the
+continuation, plus the seconds spent (un)pickling models for the cache.
+Pulls of one batch that share a (candidate, split) run in waves, lowest
+fidelity first, so a higher one continues the lower one.
+
 A failing fit comes back as ``status="failed"`` with the traceback text and
 ``error_score`` as its score (or raises, with ``error_score="raise"``). With
 ``timeout`` every pull runs in a child process that is killed when it
@@ -45,11 +53,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
 from threadpoolctl import threadpool_limits
 
+from .continuation import (
+    CACHE_BYTES,
+    CachedModel,
+    Continuation,
+    ContinuationStep,
+    ModelCache,
+    dump_model,
+    fit_at_level,
+    load_model,
+)
 from .driver import Evaluator, Outcome, Outcomes, parallel_map
 from .fidelity import stratified_subset
 from .policies.base import Pulls
@@ -75,10 +93,13 @@ class PullRecord:
     n_train: int = 0
     extra: dict = field(default_factory=dict)
     worker: str = ""
+    continued_from: int = -1
+    reused: float = 0.0
+    cache_time: float = 0.0
 
     @property
     def cost(self) -> float:
-        return self.fit_time + self.score_time
+        return self.fit_time + self.score_time + self.cache_time
 
 
 def _index_params(params: dict, n_samples: int, rows) -> dict:
@@ -102,35 +123,54 @@ def clone_with(estimator, params: dict):
     return clone(clone(estimator).set_params(**params))
 
 
-def fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, error_score):
+def fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, error_score,
+                  step: ContinuationStep | None = None):
     """Fit a clone of ``estimator`` with ``params`` on ``train``, score it on ``test``.
 
     Returns a dict with ``scores`` (one per scorer), ``fit_time``,
     ``score_time``, ``status``, ``error`` (traceback text) and ``worker``
     (``"host:pid"`` of the process that ran it). Raises the fit's exception
     when ``error_score == "raise"``.
+
+    With a continuation ``step`` the model is trained to ``step.level`` by
+    :func:`mftune.continuation.fit_at_level`, continuing the pickled
+    ``step.start`` model when there is one; ``cache_time`` is the seconds spent
+    (un)pickling, and with ``step.keep`` the trained model comes back pickled
+    as ``model``.
     """
     out = _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params,
-                         error_score)
+                         error_score, step)
     out["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     return out
 
 
-def _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, error_score):
-    est = clone_with(estimator, params)
+def _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, error_score,
+                   step=None):
+    cache_time = 0.0
+    start_level = None
+    if step is not None and step.start is not None:
+        est, cache_time = load_model(step)
+        start_level = step.start_level
+    else:
+        est = clone_with(estimator, params)
     n = len(y) if y is not None else X.shape[0]
     X_tr, X_te = _safe_indexing(X, train), _safe_indexing(X, test)
     y_tr = None if y is None else _safe_indexing(y, train)
     y_te = None if y is None else _safe_indexing(y, test)
+    fp = _index_params(fit_params, n, train)
     start = time.perf_counter()
     try:
-        est.fit(X_tr, y_tr, **_index_params(fit_params, n, train))
+        if step is None:
+            est.fit(X_tr, y_tr, **fp)
+        else:
+            fit_at_level(est, X_tr, y_tr, fp, step.spec, step.level, start_level, step.classes)
     except Exception:
         if error_score == "raise":
             raise
         fit_time = time.perf_counter() - start
         return {"scores": dict.fromkeys(scorers, float(error_score)), "fit_time": fit_time,
-                "score_time": 0.0, "status": "failed", "error": traceback.format_exc()}
+                "score_time": 0.0, "status": "failed", "error": traceback.format_exc(),
+                "cache_time": cache_time}
     fit_time = time.perf_counter() - start
     start = time.perf_counter()
     try:
@@ -140,9 +180,17 @@ def _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, er
             raise
         return {"scores": dict.fromkeys(scorers, float(error_score)), "fit_time": fit_time,
                 "score_time": time.perf_counter() - start, "status": "failed",
-                "error": traceback.format_exc()}
-    return {"scores": scores, "fit_time": fit_time, "score_time": time.perf_counter() - start,
-            "status": "done", "error": None}
+                "error": traceback.format_exc(), "cache_time": cache_time}
+    out = {"scores": scores, "fit_time": fit_time, "score_time": time.perf_counter() - start,
+           "status": "done", "error": None}
+    if step is not None and step.keep:
+        try:
+            out["model"], seconds = dump_model(est)
+            cache_time += seconds
+        except Exception:  # noqa: BLE001 - an unpicklable model is simply not kept
+            pass
+    out["cache_time"] = cache_time
+    return out
 
 
 def _child(conn, task):  # pragma: no cover - runs in a forked process
@@ -257,11 +305,17 @@ class CVEvaluator(Evaluator):
     n_jobs : int, optional
     random_state : int
         Seed of the subsets and of the reshuffled fold repeats.
+    continuation : Continuation, optional
+        Continue cached lower-fidelity models (:mod:`mftune.continuation`).
+    cache_bytes : int, default=CACHE_BYTES
+        Cap on the pickled size of the cached models (least recently used
+        evicted first).
     """
 
     def __init__(self, estimator, candidates, X, y, cv, fidelity, levels, scorers, metric, *,
                  groups=None, fit_params=None, error_score=np.nan, timeout=None,
-                 stratify=False, n_jobs=None, random_state=0):
+                 stratify=False, n_jobs=None, random_state=0,
+                 continuation: Continuation | None = None, cache_bytes: int = CACHE_BYTES):
         super().__init__(n_jobs)
         self.estimator = estimator
         self.candidates = list(candidates)
@@ -283,6 +337,15 @@ class CVEvaluator(Evaluator):
         self.phase = "search"
         self._worst = np.inf  # lowest finite reward seen, stand-in for nan error scores
         self._t0 = time.perf_counter()
+        self.continuation = continuation
+        self.cache = ModelCache(cache_bytes)
+        self._continues = np.zeros(len(self.candidates), dtype=bool)
+        self.classes = None
+        if continuation is not None:
+            self._continues[:] = [continuation.applies(clone_with(estimator, c))
+                                  for c in self.candidates]
+            if is_classifier(estimator) and y is not None:
+                self.classes = np.unique(y)
 
     # -- splits -----------------------------------------------------------------
     def split(self, index: int) -> tuple[np.ndarray, np.ndarray]:
@@ -319,7 +382,21 @@ class CVEvaluator(Evaluator):
             params[self.fidelity] = self.levels[fidelity]
         train, test = self.train_rows(arm, fidelity, split)
         return (self.estimator, params, self.X, self.y, train, test, self.scorers,
-                self.fit_params, self.error_score)
+                self.fit_params, self.error_score, self._step(arm, fidelity, split))
+
+    def _step(self, arm: int, fidelity: int, split: int) -> ContinuationStep | None:
+        """The continuation of one pull: the cached lower-fidelity model, if any."""
+        spec = self.continuation
+        if spec is None or not (self._continues[arm] or spec.mode == "partial_fit"):
+            return None
+        entry = self.cache.start_for(arm, split, fidelity) if self._continues[arm] else None
+        keep = fidelity < len(self.levels) - 1 and self.cache.max_bytes > 0
+        if entry is None:
+            return ContinuationStep(spec, self.levels[fidelity], keep=keep,
+                                    classes=self.classes)
+        return ContinuationStep(spec, self.levels[fidelity], entry.data,
+                                self.levels[entry.fidelity], keep, self.classes,
+                                entry.fidelity, entry.work)
 
     # -- Evaluator API -------------------------------------------------------------
     def evaluate_one(self, arm: int, fidelity: int, point=None, split: int | None = None):
@@ -327,8 +404,11 @@ class CVEvaluator(Evaluator):
         if split is None:
             split = int(self.next_split[fidelity, arm])
             self.next_split[fidelity, arm] += 1
-        res = fit_and_score(*self.task(arm, fidelity, split))
-        return Outcome(res["scores"][self.metric], res["fit_time"] + res["score_time"],
+        task = self.task(arm, fidelity, split)
+        res = fit_and_score(*task)
+        self._keep(arm, fidelity, split, res, task[9])
+        return Outcome(res["scores"][self.metric],
+                       res["fit_time"] + res["score_time"] + res["cache_time"],
                        res["status"], res["error"])
 
     #: :class:`mftune.recording.RecordingEvaluator` may pass stored results (``known=``).
@@ -358,14 +438,33 @@ class CVEvaluator(Evaluator):
         for i, (a, f) in enumerate(pulls):  # the split order must follow the batch order
             splits[i] = self.next_split[f, a]
             self.next_split[f, a] += 1
-        todo = [i for i in range(len(pulls)) if i not in known]
-        tasks = {i: self.task(int(pulls.arms[i]), int(pulls.fidelities[i]), int(splits[i]))
-                 for i in todo}
-        started = time.perf_counter() - self._t0
-        fresh = iter(self._run_tasks([tasks[i] for i in todo]))
-        results = []
-        for i in range(len(pulls)):
-            results.append(next(fresh) if i in tasks else self._stored(known[i], splits[i]))
+        results: list[dict] = [{}] * len(pulls)
+        n_train = np.zeros(len(pulls), dtype=np.int64)
+        started = np.zeros(len(pulls))
+        continued = np.full(len(pulls), -1, dtype=np.int64)
+        reused = np.zeros(len(pulls))
+        for i in known:
+            results[i] = self._stored(known[i], splits[i])
+            n_train[i] = int(results[i]["n_train"])
+            started[i] = float(results[i].get("started", time.perf_counter() - self._t0))
+            continued[i] = int(results[i].get("continued_from", -1))
+            reused[i] = float(results[i].get("reused", 0.0))
+        for wave in self._waves(pulls, splits):
+            wave = np.array([i for i in wave if i not in known], dtype=np.int64)
+            if not wave.size:
+                continue
+            tasks = [self.task(int(pulls.arms[i]), int(pulls.fidelities[i]), int(splits[i]))
+                     for i in wave]
+            started[wave] = time.perf_counter() - self._t0
+            for i, t, r in zip(wave, tasks, self._run(tasks), strict=True):
+                results[i] = r
+                n_train[i] = len(t[4])
+                step = t[9]
+                if step is not None and step.start is not None:
+                    continued[i] = step.start_fidelity
+                    reused[i] = step.start_work if r["status"] == "done" else 0.0
+                self._keep(int(pulls.arms[i]), int(pulls.fidelities[i]), int(splits[i]), r,
+                           step)
         rewards = np.array([r["scores"][self.metric] for r in results], dtype=float)
         ok = np.isfinite(rewards)
         if ok.any():
@@ -376,23 +475,19 @@ class CVEvaluator(Evaluator):
         rewards = np.where(ok, rewards, stand_in)
         info = []
         for i, ((a, f), s, r) in enumerate(zip(pulls, splits, results, strict=True)):
-            n_train = len(tasks[i][4]) if i in tasks else int(r["n_train"])
-            t0 = started if i in tasks else float(r.get("started", started))
             self.records.append(PullRecord(
                 int(a), int(f), int(s), r["scores"], r["fit_time"], r["score_time"],
-                r["status"], r["error"], self.phase, t0, n_train,
-                worker=r.get("worker", "")))
+                r["status"], r["error"], self.phase, float(started[i]), int(n_train[i]),
+                worker=r.get("worker", ""), continued_from=int(continued[i]),
+                reused=float(reused[i]), cache_time=float(r.get("cache_time", 0.0))))
             info.append({"scores": r["scores"], "fit_time": r["fit_time"],
-                         "score_time": r["score_time"], "split": int(s), "n_train": n_train,
-                         "started": t0, "worker": r.get("worker", "")})
-        return Outcomes(rewards, [r["fit_time"] + r["score_time"] for r in results],
+                         "score_time": r["score_time"], "split": int(s),
+                         "n_train": int(n_train[i]), "started": float(started[i]),
+                         "worker": r.get("worker", ""), "continued_from": int(continued[i]),
+                         "reused": float(reused[i]),
+                         "cache_time": float(r.get("cache_time", 0.0))})
+        return Outcomes(rewards, [r.cost for r in self.records[len(self.records) - len(pulls):]],
                         [r["status"] for r in results], [r["error"] for r in results], info)
-
-    def _run_tasks(self, tasks: list[tuple]) -> list[dict]:
-        if self.timeout is not None and tasks:
-            jobs = max(effective_n_jobs(self.n_jobs), 1)
-            return run_with_timeout(tasks, self.timeout, jobs, self.error_score)
-        return parallel_map(fit_and_score, tasks, self.n_jobs)
 
     def _stored(self, info: dict, split: int) -> dict:
         """A stored pull as :func:`fit_and_score` returned it (``null`` scores are nan)."""
@@ -411,6 +506,49 @@ class CVEvaluator(Evaluator):
         """Make room for ``n`` candidates appended to :attr:`candidates` (GP proposals)."""
         pad = np.zeros((len(self.levels), int(n)), dtype=np.int64)
         self.next_split = np.hstack([self.next_split, pad])
+
+    def _run(self, tasks: list[tuple]) -> list[dict]:
+        """Run independent pulls: through joblib (any backend), or in timed child processes."""
+        if self.timeout is not None and tasks:
+            jobs = max(effective_n_jobs(self.n_jobs), 1)
+            return run_with_timeout(tasks, self.timeout, jobs, self.error_score)
+        return parallel_map(fit_and_score, tasks, self.n_jobs)
+
+    def _waves(self, pulls: Pulls, splits: np.ndarray) -> list[np.ndarray]:
+        """Groups of pulls that can run at once: a (candidate, split) at most once per wave.
+
+        Without continuation the whole batch is one wave. With it, the pulls
+        of one (candidate, split) go to successive waves, lowest fidelity
+        first, so each can continue the model the previous one trained.
+        """
+        n = len(pulls)
+        if self.continuation is None or n <= 1:
+            return [np.arange(n)]
+        wave = np.empty(n, dtype=np.int64)
+        seen: dict[tuple[int, int], int] = {}
+        for i in np.argsort(pulls.fidelities, kind="stable"):
+            key = (int(pulls.arms[i]), int(splits[i]))
+            wave[i] = seen.get(key, 0)
+            seen[key] = wave[i] + 1
+        return [np.flatnonzero(wave == w) for w in range(int(wave.max()) + 1)]
+
+    def _keep(self, arm: int, fidelity: int, split: int, result: dict,
+              step: ContinuationStep | None) -> None:
+        """Cache the model a pull trained (its work includes the model it continued)."""
+        data = result.pop("model", None)
+        if data is None or result["status"] != "done":
+            return
+        work = result["fit_time"] + (step.start_work if step.start is not None else 0.0)
+        self.cache.put(arm, split, CachedModel(fidelity, data, work))
+
+    def after_batch(self, pulls: Pulls, outcomes: Outcomes, policy) -> None:
+        """Driver callback: drop the cached models of eliminated candidates (all once done)."""
+        if self.continuation is None or not len(self.cache):
+            return
+        if policy.done:
+            self.cache.clear()
+        elif hasattr(policy, "active"):
+            self.cache.forget(np.flatnonzero(~policy.active))
 
     def release(self, pulls: Pulls) -> None:
         """Give back the splits of pulls that were asked but never run (Ctrl+C)."""

@@ -9,12 +9,22 @@ import time
 
 import numpy as np
 
+from .continuation import saved_estimates
+
 __all__ = ["Progress", "build_cv_results", "build_pulls"]
 
 
 def build_pulls(records, levels) -> dict:
     """One row per pull: arm, fidelity, level, split, scores, times, status, error, phase,
-    start time and the worker (``"host:pid"``) that ran it."""
+    start time and the worker (``"host:pid"``) that ran it.
+
+    With continuation: ``continued`` (the pull continued a lower-fidelity
+    model), ``continued_from`` (that model's fidelity, ``-1`` if fitted from
+    scratch), ``reused_cost`` (fit seconds already spent on that model),
+    ``saved_cost`` (estimated seconds saved,
+    :func:`mftune.continuation.saved_estimates`) and ``cache_time`` (seconds
+    pickling models for the cache, part of ``cost``).
+    """
     metrics = sorted({k for r in records for k in r.scores})
     cols = {
         "candidate": np.array([r.arm for r in records], dtype=np.int64),
@@ -30,6 +40,11 @@ def build_pulls(records, levels) -> dict:
         "phase": [r.phase for r in records],
         "started": np.array([r.started for r in records], dtype=float),
         "worker": [getattr(r, "worker", "") for r in records],
+        "continued": np.array([r.continued_from >= 0 for r in records], dtype=bool),
+        "continued_from": np.array([r.continued_from for r in records], dtype=np.int64),
+        "reused_cost": np.array([r.reused for r in records], dtype=float),
+        "saved_cost": saved_estimates(records),
+        "cache_time": np.array([r.cache_time for r in records], dtype=float),
     }
     for m in metrics:
         cols[f"score_{m}" if len(metrics) > 1 else "score"] = np.array(

@@ -25,6 +25,7 @@ from .bias import (
     pooled_variance,
     running_costs,
 )
+from .continuation import fit_at_level, partial_fit_only, resolve_continuation, saved_seconds
 from .driver import run
 from .evaluation import CVEvaluator, clone_with, level_is_number
 from .fidelity import min_subset_size, n_samples_schedule
@@ -96,6 +97,16 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         most 4 levels, see :func:`mftune.fidelity.n_samples_schedule`).
     factor : float, default=3
         Ratio between consecutive subset sizes.
+    continuation : {"auto", "warm_start", "partial_fit"} or False, default="auto"
+        With ``fidelity="<estimator parameter>"``, continue the model of a
+        (candidate, CV split) from the lower fidelity it reached instead of
+        refitting it: ``"warm_start"`` sets ``warm_start=True`` and the new
+        level and fits again; ``"partial_fit"`` counts the levels in
+        ``partial_fit`` epochs (every pull and the refit are trained so);
+        ``"auto"`` uses ``"warm_start"`` where the continued model is the
+        model a direct fit gives (``n_estimators`` of scikit-learn ensembles,
+        ``max_iter`` of ``HistGradientBoosting*``), nothing otherwise;
+        ``False`` refits every pull. See :mod:`mftune.continuation`.
     algorithm : str or policy, default="auto"
         ``"auto"``, ``"iise"``, ``"iise-gamma"``, ``"se"`` (more as their
         policies land: ``"lucb-a"``…, ``"mf-gp-ucb"``, ``"gp-ucb"``), or a
@@ -210,10 +221,22 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     n_pulls_, total_cost_, calibration_cost_ : int, float, float
     n_replayed_ : int
         Pulls answered from ``storage`` instead of being evaluated (0 without it).
+    continuation_ : str or None
+        The continuation in use (``"warm_start"``, ``"partial_fit"`` or ``None``).
+    continuation_saved_ : float
+        Estimated seconds the continuation saved: for every continued pull,
+        the cost of the same candidate's pulls fitted from scratch at that
+        fidelity (or, without any, an upper bound: the fit seconds already
+        spent on the continued model plus its own) minus its cost; less all
+        seconds spent pickling models for the cache. ``pulls_`` marks
+        continued pulls (``continued``, ``continued_from``, ``reused_cost``,
+        ``saved_cost``, ``cache_time``).
     """
 
     def __init__(self, estimator, space, *, fidelity="n_samples", fidelities=None,
-                 min_resources="auto", factor=3, algorithm="auto", n_candidates=32,
+                 min_resources="auto", factor=3,
+                 continuation="auto",
+                 algorithm="auto", n_candidates=32,
                  grid_points=5, bias="adaptive", n_calibration=3, sigma=None, costs="measured",
                  delta=0.05,
                  epsilon="auto", budget=None, max_pulls=None, timeout=None, scoring=None,
@@ -225,6 +248,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self.fidelities = fidelities
         self.min_resources = min_resources
         self.factor = factor
+        self.continuation = continuation
         self.algorithm = algorithm
         self.n_candidates = n_candidates
         self.grid_points = grid_points
@@ -318,11 +342,14 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self.multimetric_ = multimetric
         self._say(1, f"{len(candidates)} candidates; fidelity {self.fidelity!r} at levels "
                      f"{levels}; {cv.get_n_splits(X, y, groups)}-fold CV")
+        spec = resolve_continuation(self.continuation, self.estimator, self.fidelity, levels)
+        self.continuation_ = None if spec is None else spec.mode
+        self._say(1, "continuation: " + ("off" if spec is None else f"{spec.mode} ({spec.reason})"))
         evaluator = CVEvaluator(
             self.estimator, candidates, X, y, cv, self.fidelity, levels, scorers, metric,
             groups=groups, fit_params=fit_params, error_score=self.error_score,
             timeout=self.timeout, stratify=stratify and self.fidelity == "n_samples",
-            n_jobs=self.n_jobs, random_state=seed)
+            n_jobs=self.n_jobs, random_state=seed, continuation=spec)
         self._evaluator = evaluator
         self._metric = metric
         self._choose_algorithm(levels)
@@ -632,7 +659,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 reason = "max-pulls"
             else:
                 result = run(policy, getattr(self, "_recorder", None) or ev, budget=remaining,
-                             max_pulls=caps, callbacks=[progress, self._update])
+                             max_pulls=caps,
+                             callbacks=[progress, self._update, self._evaluator.after_batch])
                 reason = result.stopping_reason
                 if result.cancelled is not None:  # the driver cancelled it in the policy
                     self._evaluator.release(result.cancelled)
@@ -662,6 +690,9 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         _raise_if_all_failed(recs)
         levels = self.fidelities_
         self.pulls_ = build_pulls(recs, levels)
+        self.continuation_saved_ = saved_seconds(recs)
+        if reason != "interrupted":
+            ev.cache.clear()
         n_fid = len(levels)
         fid = np.array([r.fidelity for r in recs], dtype=np.int64)
         cost = np.array([r.cost for r in recs])
@@ -713,10 +744,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             params[self.fidelity] = self.fidelities_[-1]
         est = clone_with(self.estimator, params)
         t0 = time.perf_counter()
-        if ev.y is None:
-            est.fit(ev.X, **ev.fit_params)
-        else:
-            est.fit(ev.X, ev.y, **ev.fit_params)
+        fit_at_level(est, ev.X, ev.y, ev.fit_params, partial_fit_only(ev.continuation),
+                     params.get(self.fidelity), classes=ev.classes)
         self.refit_time_ = time.perf_counter() - t0
         self.best_estimator_ = est
         if hasattr(est, "n_features_in_"):

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.metrics import check_scoring
 
 from . import algorithms
+from .continuation import check_option
 
 __all__ = ["build_scorers", "check_params"]
 
@@ -46,6 +47,7 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
                          f"got {self.min_resources!r}")
     if not _is_real(self.factor) or self.factor <= 1:
         raise ValueError(f"factor must be a number > 1; got {self.factor!r}")
+    check_option(self.continuation)
     if isinstance(self.algorithm, str):
         if self.algorithm != "auto":
             algorithms.check_algorithm(self.algorithm)

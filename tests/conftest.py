@@ -7,6 +7,12 @@ from pathlib import Path
 
 import pytest
 
+# One OpenMP thread per process, set before scikit-learn loads its OpenMP runtime:
+# HistGradientBoosting's OpenMP threads spin-wait, and on a machine whose other core is
+# busy a two-thread fit of a few hundred rows was measured ~60x slower (0.6 s -> >40 s),
+# which turned the continuation tests into apparent hangs. Users keep their own setting.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

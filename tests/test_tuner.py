@@ -273,6 +273,8 @@ def test_interrupt_keeps_best_and_resumes(data, monkeypatch):
     ({"fidelities": 5}, "fidelities"),
     ({"min_resources": 0}, "min_resources"),
     ({"factor": 1}, "factor"),
+    ({"continuation": "yes"}, "continuation"),
+    ({"continuation": "warm_start"}, "continuation"),
     ({"algorithm": "nope"}, "algorithm"),
     ({"algorithm": "mf-gp-ucb", "max_pulls": None}, "budget"),
     ({"algorithm": "gp-ucb", "space": [{"C": Real(1e-2, 1e2, log=True)},
