@@ -129,6 +129,23 @@ class ScoreLUCB(MultiFidelityLUCB):
             ucb, lcb = self.bounds()
             self._stopped = bool(lcb[self.ell_] > ucb[self.u_] - self.epsilon * self.scale)
 
+    def recommend(self) -> int:
+        """The leader ``ℓ`` once the stopping rule holds; before, the highest ``LCB_k``.
+
+        LUCB's leader is ``argmax UCB_k`` (Wang et al.), which favours arms
+        pulled least: fine as the answer once ``LCB_ℓ > UCB_u``, a poor one when a
+        budget or ``max_pulls`` stops the search earlier (measured on the
+        2,000-row MAGIC SVM: the capped leader scored 0.81-0.82 test accuracy
+        where every other method recommended 0.86-0.87). The anytime answer is
+        the arm whose lower bound is highest — the one the data say most surely
+        is good (ties by the run's random priority). [ours]
+        """
+        if self._stopped:
+            return self.ell_
+        _, lcb = self.bounds()
+        best = lcb.max()
+        return int(np.argmin(np.where(lcb == best, self.priority, self.n_arms)))
+
     @property
     def score_stats(self) -> ArmStats:
         """The statistics in score units (what the tuner's σ and bias checks read)."""

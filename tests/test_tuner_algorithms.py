@@ -83,6 +83,24 @@ def test_score_lucb_is_wang_lucb_on_rescaled_rewards():
     assert a.done == b.done and a.recommend() == b.recommend()
 
 
+def test_capped_score_lucb_recommends_the_highest_lower_bound():
+    # Arm 0 pulled often at the top fidelity with a good mean; arm 1 once, luckily.
+    # Arm 1 has the larger UCB (LUCB's leader), arm 0 the larger LCB: before the
+    # stopping rule holds, the recommendation is arm 0; once it holds, the leader.
+    lucb = ScoreLUCB(3, [1.0, 2.0], [0.05, 0.0], 0.05, delta=0.1, procedure="C",
+                     random_state=0)
+    arms = np.r_[np.zeros(30, int), 1, 2]
+    fids = np.r_[np.ones(31, int), 0]
+    scores = np.r_[np.full(30, 0.86), 0.90, 0.50]
+    lucb.stats.add(arms, fids, scores * lucb.scale, np.ones(32))  # as tell() would store them
+    lucb._select()
+    ucb, lcb = lucb.bounds()
+    assert not lucb.done and lucb.ell_ == 1 and np.argmax(ucb) == 1 and np.argmax(lcb) == 0
+    assert lucb.recommend() == 0
+    lucb._stopped = True  # as when LCB_ℓ > UCB_u: the answer is the leader
+    assert lucb.recommend() == lucb.ell_
+
+
 def test_score_lucb_radius_scales_with_sigma_and_epsilon_stops():
     # Rewards r and sigma s give the same bounds, in units of 2s, as rewards r/(2s) with 1/2.
     lucb = ScoreLUCB(2, [1.0], [0.0], 0.01, delta=0.1, procedure="baseline", random_state=0)
