@@ -199,3 +199,49 @@ def test_kmeans_design_does_not_depend_on_the_thread_count():
         with threadpool_limits(limits=threads):
             designs.append(init_design(90, 3, np.random.default_rng(0), "kmeans"))
     np.testing.assert_array_equal(designs[0], designs[1])
+
+
+def test_ard_learns_a_length_scale_per_dimension():
+    # f depends on x0 only: with ARD the marginal likelihood pushes the x1 length
+    # scale far above the x0 one (towards its upper bound 10·sqrt(d)); the
+    # isotropic kernel has a single scale. The posterior still interpolates.
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 2))
+    y = np.sin(6 * X[:, 0])
+    ard = FidelityGP(2, ard=True).fit(X, y, True, np.random.default_rng(1))
+    iso = FidelityGP(2).fit(X, y, True, np.random.default_rng(1))
+    assert ard.length_scale_.shape == (2,) and np.ndim(iso.length_scale_) == 0
+    assert ard.length_scale_[1] > 5 * ard.length_scale_[0]
+    assert ard.min_length_scale == ard.length_scale_[0]
+    Xq = rng.random((50, 2))
+    err = np.abs(ard.predict(Xq)[0] - np.sin(6 * Xq[:, 0])).max()
+    assert err < 0.05  # measured 2e-3
+    # copying hyper-parameters between fidelities keeps the vector
+    other = FidelityGP(2, ard=True)
+    other.copy_hyperparameters(ard)
+    np.testing.assert_array_equal(other.length_scale_, ard.length_scale_)
+
+
+@pytest.mark.parametrize("cls", [GPUCB, MFNaive, ExpectedImprovement])
+def test_ard_single_fidelity_policies_replay(cls):
+    fn = get_mf_function("currin")
+    runs = []
+    for _ in range(2):
+        pol = cls(2, fn.costs, 150.0, ard=True, random_state=3)
+        run(pol, FunctionEvaluator(fn, np.random.default_rng(0)), budget=150.0)
+        runs.append(pol.history())
+    np.testing.assert_array_equal(runs[0]["points"], runs[1]["points"])
+    assert np.shape(pol.gp_.length_scale_) == (2,)
+
+
+def test_run_synthetic_gives_every_gp_method_the_same_kernel():
+    from mftune.benchmarks.mf_synthetic import GP_METHODS, run_synthetic
+
+    assert set(GP_METHODS) == {"mf-gp-ucb", "gp-ucb", "ei", "mf-naive"}
+    recs = run_synthetic(["currin"], ["gp-ucb", "random"], runs=1, capital_multiple=15,
+                         ard=True)
+    by = {r.method: r for r in recs}
+    assert np.shape(by["gp-ucb"].extra["length_scale"]) == (2,)
+    assert "length_scale" not in by["random"].extra
+    iso = run_synthetic(["currin"], ["gp-ucb"], runs=1, capital_multiple=15, ard=False)
+    assert np.ndim(iso[0].extra["length_scale"]) == 0

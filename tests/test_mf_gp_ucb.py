@@ -208,3 +208,12 @@ def test_tell_checks_pulls():
     pol.tell(pulls, np.r_[y[:40], fn(pulls.points[40:], 1)])
     with pytest.raises(ValueError, match="not asked"):
         pol.tell(pulls[:1], [0.0])
+
+
+def test_ard_replayable_and_one_length_scale_per_dimension():
+    fn = get_mf_function("hartmann3")
+    a = drive(MFGPUCB(3, fn.costs, ard=True, random_state=7), fn, n_steps=15)
+    b = drive(MFGPUCB(3, fn.costs, ard=True, random_state=7), fn, n_steps=15)
+    np.testing.assert_array_equal(a.X_, b.X_)
+    np.testing.assert_array_equal(a.fidelities_, b.fidelities_)
+    assert all(np.shape(gp.length_scale_) == (3,) for gp in a.gps_)

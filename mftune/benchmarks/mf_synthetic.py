@@ -37,6 +37,7 @@ from .mf_functions import MF_FUNCTIONS, MFFunction, get_mf_function
 __all__ = [
     "METHODS",
     "FunctionEvaluator",
+    "GP_METHODS",
     "SyntheticRun",
     "fidelity_histogram",
     "format_histogram",
@@ -58,6 +59,10 @@ METHODS: dict[str, Callable[..., ContinuousPolicy]] = {
     "mf-naive": MFNaive,
     "random": RandomSearch,
 }
+
+
+#: The methods that model the function with a Gaussian process.
+GP_METHODS = ("mf-gp-ucb", "gp-ucb", "ei", "mf-naive")
 
 
 class FunctionEvaluator(Evaluator):
@@ -138,10 +143,12 @@ def run_one(function: str, method: str, capital_multiple: float, seed: int,
 def run_synthetic(functions: Sequence[str] = FUNCTIONS, methods: Sequence[str] = tuple(METHODS),
                   runs: int = 20, capital_multiple: float = 25.0, seed: int = 0,
                   n_jobs: int = 1, noise_std: float = 0.0,
-                  verbose: int = 0) -> list[SyntheticRun]:
+                  verbose: int = 0, ard: bool | None = None) -> list[SyntheticRun]:
     """All (function, method, run) combinations, in parallel over processes.
 
-    DiRect is deterministic, so it runs once per function.
+    DiRect is deterministic, so it runs once per function. ``ard`` (when not
+    None) is passed to every GP method (:data:`GP_METHODS`), so they all
+    model the function with the same kind of kernel.
     """
     for f in functions:
         if f not in MF_FUNCTIONS:
@@ -152,11 +159,13 @@ def run_synthetic(functions: Sequence[str] = FUNCTIONS, methods: Sequence[str] =
     jobs = [(f, m, capital_multiple, seed + r, noise_std)
             for f in functions for m in methods
             for r in range(1 if (m == "direct" and noise_std == 0) else runs)]
+    kwargs = {m: ({} if ard is None or m not in GP_METHODS else {"ard": ard}) for m in methods}
     # longest first (multi-fidelity GP methods, many fidelities) for load balance
     heavy = {"mf-gp-ucb": 0, "mf-naive": 1}
     order = sorted(range(len(jobs)), key=lambda i: (heavy.get(jobs[i][1], 2),
                                                     -get_mf_function(jobs[i][0]).n_fidelities))
-    done = Parallel(n_jobs=n_jobs, verbose=verbose)(delayed(run_one)(*jobs[i]) for i in order)
+    done = Parallel(n_jobs=n_jobs, verbose=verbose)(
+        delayed(run_one)(*jobs[i], **kwargs[jobs[i][1]]) for i in order)
     out: list[SyntheticRun] = [None] * len(jobs)  # type: ignore[list-item]
     for i, rec in zip(order, done, strict=True):
         out[i] = rec

@@ -74,11 +74,16 @@ class TaskRun:
 
 
 def run_task(task: TuningTask, method: str, time_budget: float, seed: int,
-             target: float | None = None) -> TaskRun:
-    """Run ``method`` on ``task`` until ``time_budget`` elapsed seconds (or ``target`` met)."""
+             target: float | None = None, ard: bool | None = None) -> TaskRun:
+    """Run ``method`` on ``task`` until ``time_budget`` elapsed seconds (or ``target`` met).
+
+    ``ard`` (when not None) sets the kernel of the GP methods (see
+    :class:`~mftune.policies.gp.FidelityGP`).
+    """
     if method not in TASK_METHODS:
         raise ValueError(f"method must be one of {', '.join(TASK_METHODS)}; got {method!r}")
-    policy = TASK_METHODS[method](task.n_dims, task.costs, None, random_state=seed)
+    kwargs = {} if ard is None or method == "random" else {"ard": ard}
+    policy = TASK_METHODS[method](task.n_dims, task.costs, None, random_state=seed, **kwargs)
     fids, scores, elapsed = [], [], []
     clock = decision = 0.0
     n_init = 0

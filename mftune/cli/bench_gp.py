@@ -15,6 +15,16 @@ SYN_FUNCTIONS = ("currin", "park", "borehole", "hartmann3", "hartmann6")
 SYN_METHODS = ("mf-gp-ucb", "gp-ucb", "ei", "direct", "mf-naive", "random")
 
 
+ard_option = click.option(
+    "--ard/--isotropic", default=None,
+    help="Kernel of every GP method: one length scale per dimension, or the authors' single "
+         "one [default: the policies' default, isotropic].")
+
+
+def _kernel_name(ard) -> str:
+    return {None: "policy default", True: "ARD", False: "isotropic"}[ard]
+
+
 def _verdict(records, fractions) -> str:
     """Per capital: on how many functions MF-GP-UCB's median is below both GP-UCB's
     and MF-NAIVE's, and on how many it is below or tied (equal to 1e-6 relative,
@@ -97,8 +107,9 @@ def _plot(records, fractions, path, histogram):
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Write regret curves (and the Hartmann-3D histogram) to this file.")
 @click.option("--save", type=click.Path(dir_okay=False), help="Save the run records as JSON.")
+@ard_option
 def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n_jobs,
-                      plot_path, save):
+                      plot_path, save, ard):
     """Simple regret S(Λ) of MF-GP-UCB and the baselines on the synthetic functions.
 
     Prints the median over runs [standard error of the mean] at 1/4, 1/2, 3/4
@@ -118,10 +129,11 @@ def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n
     meths = parse_list(methods, SYN_METHODS, "--methods")
     fractions = (0.25, 0.5, 0.75, 1.0)
     start = time.perf_counter()
-    records = run_synthetic(fns, meths, runs, capital_multiple, seed, n_jobs, noise, verbose=5)
+    records = run_synthetic(fns, meths, runs, capital_multiple, seed, n_jobs, noise, verbose=5,
+                            ard=ard)
     wall = time.perf_counter() - start
     click.echo(f"MF-GP-UCB synthetic benchmark — {runs} runs, capital = {capital_multiple:g} "
-               f"× λ^(M), noise sd {noise:g}, seed {seed}")
+               f"× λ^(M), noise sd {noise:g}, seed {seed}, GP kernel {_kernel_name(ard)}")
     click.echo(format_regret_table(records, fractions))
     click.echo("")
     click.echo(_verdict(records, fractions))
@@ -148,7 +160,8 @@ def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n
         _plot(records, fractions, plot_path, hist)
 
 
-def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, unit):
+def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, unit,
+                ard=None):
     from ..benchmarks.task_bench import (
         grid_reference,
         hit_in_initial_design,
@@ -157,7 +170,8 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
     )
 
     click.echo(f"task: {task.name}; fidelities {task.fidelities}; data: "
-               f"{getattr(task, 'data_source', 'synthetic (RECON)')}")
+               f"{getattr(task, 'data_source', 'synthetic (RECON)')}; GP kernel "
+               f"{_kernel_name(ard)}")
     ref = grid_reference(task, grid, key)
     target = ref["best_score"] - tolerance
     click.echo(f"dense-grid reference: {ref['n_points']} points ({grid} per dimension, log "
@@ -177,7 +191,7 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
     load0 = os.getloadavg()
     for seed in range(seeds):
         for m in methods:  # interleaved, so load changes hit both methods alike
-            rec = run_task(task, m, time_budget, seed, target)
+            rec = run_task(task, m, time_budget, seed, target, ard)
             per_seed[m].append(rec)
     for m, recs in per_seed.items():
         ttq = np.array([time_to_quality(r, target, top) for r in recs])
@@ -207,7 +221,8 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
               help="Accuracy points below the grid's best that count as reached.")
 @click.option("--grid", default=12, show_default=True, type=click.IntRange(min=2),
               help="Grid points per dimension of the reference (cached).")
-def svm_magic(seeds, methods, time_budget, tolerance, grid):
+@ard_option
+def svm_magic(seeds, methods, time_budget, tolerance, grid, ard):
     """Time for MF-GP-UCB and GP-UCB to come within --tolerance accuracy points of the
     dense-grid best 5-fold CV accuracy (RBF-SVM, MAGIC, 500/2000 rows)."""
     from ..benchmarks.tasks import SVMMagic
@@ -215,7 +230,7 @@ def svm_magic(seeds, methods, time_budget, tolerance, grid):
     task = SVMMagic()
     key = "svm-magic" if task.data_source.startswith("MAGIC") else "svm-substitute"
     meths = parse_list(methods, ("mf-gp-ucb", "gp-ucb", "random"), "--methods")
-    _task_bench(task, key, meths, seeds, time_budget, tolerance / 100, grid, 100, " %")
+    _task_bench(task, key, meths, seeds, time_budget, tolerance / 100, grid, 100, " %", ard)
 
 
 @bench.command("kde")
@@ -226,13 +241,14 @@ def svm_magic(seeds, methods, time_budget, tolerance, grid):
 @click.option("--tolerance", default=0.005, show_default=True, type=float,
               help="Mean log-likelihood below the grid's best that counts as reached.")
 @click.option("--grid", default=100, show_default=True, type=click.IntRange(min=2))
-def kde(seeds, methods, time_budget, tolerance, grid):
+@ard_option
+def kde(seeds, methods, time_budget, tolerance, grid, ard):
     """Time to come within --tolerance of the grid's best CV log-likelihood of a 1-D KDE
     bandwidth (300 / 3000 points)."""
     from ..benchmarks.tasks import KDEBandwidth
 
     meths = parse_list(methods, ("mf-gp-ucb", "gp-ucb", "random"), "--methods")
-    _task_bench(KDEBandwidth(), "kde", meths, seeds, time_budget, tolerance, grid, 1, "")
+    _task_bench(KDEBandwidth(), "kde", meths, seeds, time_budget, tolerance, grid, 1, "", ard)
 
 
 @bench.command("mfgpucb-overhead")

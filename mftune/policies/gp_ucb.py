@@ -42,7 +42,8 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
     n_init : int, default=10
         Initial design size (its cost counts).
     init_method : {"lhs", "kmeans", "uniform"}, default="lhs"
-    kernel, prior_mean, noise_variance, noise_ratio : see :class:`~mftune.policies.gp.FidelityGP`
+    kernel, prior_mean, noise_variance, noise_ratio, ard
+        See :class:`~mftune.policies.gp.FidelityGP`.
     refit_every : int, default=25
     acq_method : {"lbfgsb", "direct"}, default="lbfgsb"
     n_candidates : int, optional
@@ -56,7 +57,7 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
                  fidelity: int | None = None, n_init: int = 10, init_method: str = "lhs",
                  kernel: str = "rbf", prior_mean: str = "mean",
                  noise_variance: float | None = None, noise_ratio: float = 1e-6,
-                 refit_every: int = 25,
+                 ard: bool = False, refit_every: int = 25,
                  acq_method: str = "lbfgsb", n_candidates: int | None = None,
                  n_starts: int = 2, batch_size: int = 1, random_state=None):
         super().__init__(n_dims, costs, capital, random_state)
@@ -74,7 +75,7 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
         self.refit_every = int(refit_every)
         self.acq_method, self.n_candidates, self.n_starts = acq_method, n_candidates, n_starts
         self.gp_ = FidelityGP(self.n_dims, kernel, prior_mean, noise_variance,
-                              noise_ratio=noise_ratio)
+                              noise_ratio=noise_ratio, ard=ard)
         self._init_X = init_design(self.n_init, self.n_dims, self.rng_, init_method)
         self._init_asked = False
         self.t_ = 0
@@ -126,8 +127,9 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
                                     method=self.acq_method, n_candidates=self.n_candidates,
                                     n_starts=self.n_starts, extra_candidates=extra)
         seen = np.vstack([X, pending])
-        if seen.size and np.min(np.abs(seen - x).max(axis=1)) < 1e-4 * self.gp_.length_scale_:
-            step = min(self.gp_.length_scale_, 0.1) / 2
+        h = self.gp_.min_length_scale
+        if seen.size and np.min(np.abs(seen - x).max(axis=1)) < 1e-4 * h:
+            step = min(h, 0.1) / 2
             x = np.clip(x + self.rng_.uniform(-step, step, size=x.shape), 0.0, 1.0)
         return x
 

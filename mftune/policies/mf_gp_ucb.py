@@ -109,6 +109,10 @@ class MFGPUCB(ContinuousPolicy):
         Nugget relative to the data variance for noiseless objectives
         (:class:`~mftune.policies.gp.FidelityGP`; the authors' 1e-4 stalls
         on sharp maxima) [RECON].
+    ard : bool, default=False
+        One kernel length scale per dimension in every fidelity's GP
+        [RECON option; the authors' kernel is isotropic]. See docs/gp.md for
+        what it changes on the test functions.
     refit_every : int, default=25
         Iterations between marginal-likelihood refits.
     n_init : tuple (n1, n2), optional
@@ -141,7 +145,7 @@ class MFGPUCB(ContinuousPolicy):
                  gamma=None, adapt_gamma: bool = True, gamma_factor: float = 2.0,
                  beta: str = "practical", delta: float = 0.05, kernel: str = "rbf",
                  prior_mean: str = "mean", noise_variance: float | None = None,
-                 noise_ratio: float = 1e-6, refit_every: int = 25,
+                 noise_ratio: float = 1e-6, ard: bool = False, refit_every: int = 25,
                  n_init: tuple[int, int] | None = None, init_method: str = "kmeans",
                  acq_method: str = "lbfgsb", n_candidates: int | None = None,
                  n_starts: int = 2, gamma_rule: str = "paper", batch_size: int = 1,
@@ -186,7 +190,7 @@ class MFGPUCB(ContinuousPolicy):
         self.acq_method, self.n_candidates, self.n_starts = acq_method, n_candidates, n_starts
         self.init_method = init_method
         self.gps_ = [FidelityGP(self.n_dims, kernel, prior_mean, noise_variance,
-                                noise_ratio=noise_ratio)
+                                noise_ratio=noise_ratio, ard=ard)
                      for _ in range(M)]
         n1, n2 = self._init_sizes() if n_init is None else (int(n_init[0]), int(n_init[1]))
         if n1 < 1 or n2 < 0 or n2 > n1:
@@ -332,7 +336,7 @@ class MFGPUCB(ContinuousPolicy):
         [code]."""
         Xm, _ = self.observations(m)
         Xm = np.vstack([Xm, np.reshape(pending, (-1, self.n_dims))])
-        h = self.gps_[m].length_scale_
+        h = self.gps_[m].min_length_scale
         if Xm.size and np.min(np.abs(Xm - x).max(axis=1)) < 1e-4 * h:
             step = min(h, 0.1) / 2
             x = np.clip(x + self.rng_.uniform(-step, step, size=x.shape), 0.0, 1.0)
