@@ -258,3 +258,24 @@ def test_batch_simulator_rejects_non_bernoulli():
         simulate_lucb_batch(env, 2, procedure="C")
     with pytest.raises(ValueError, match="lookahead"):
         simulate_lucb_batch(wang_table1(), 2, procedure="C", lookahead=0)
+
+
+def test_explore_b_test_with_an_unpulled_fidelity_does_not_commit_or_warn():
+    # In the tuner a failed or cancelled pull can leave an arm without data at one
+    # fidelity; EXPLORE-B's threshold is then infinite (no commit), silently.
+    import warnings
+
+    from mftune.policies.lucb import explore_b_test
+
+    n = np.array([[5, 0], [5, 5]])
+    mean = np.array([[0.2, 0.0], [0.2, 0.3]])
+    zeta, costs = np.array([0.1, 0.0]), np.array([1.0, 10.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hit, fid = explore_b_test(n, mean, np.array([[False], [False]]), zeta, costs,
+                                  0.05, 16, 0.9, 0.1)
+    assert not hit[0] and fid.shape == (2,)
+    # the fully explored arm is tested as before: a large enough count commits it
+    hit_many, _ = explore_b_test(np.array([[10**6, 10**6]]), mean[1:], np.array([[False]]),
+                                 zeta, costs, 0.05, 16, 0.9, 0.1)
+    assert hit_many[0]

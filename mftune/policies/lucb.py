@@ -255,7 +255,10 @@ def explore_b_test(n, mean, is_leader, zeta, costs, delta, L, mu1, mu2, axis=-1)
     """
     z, c = along(zeta, axis, n.ndim), along(costs, axis, n.ndim)
     eff = ancillary_gaps(mean, z, is_leader, mu1, mu2) / np.sqrt(c)
-    threshold = 3.0 * np.sqrt(np.log(L / delta) / (costs[0] * n.min(axis=axis)))
+    # An arm with a fidelity not pulled yet (a failed or cancelled pull in the tuner) has an
+    # infinite threshold: it does not commit.
+    with np.errstate(divide="ignore"):
+        threshold = 3.0 * np.sqrt(np.log(L / delta) / (costs[0] * n.min(axis=axis)))
     return eff.max(axis=axis) >= threshold, np.argmax(eff, axis=axis)
 
 
