@@ -226,3 +226,75 @@ def test_pulls_validation():
         Pulls([0, 1, 2], [0, 1])
     p = Pulls([0, 1, 2], 1)
     assert list(p) == [(0, 1), (1, 1), (2, 1)]
+
+
+def _futile_policies(env, delta):
+    return {
+        "IISE": IISE(env.n_arms, env.costs, env.xi, delta, env.variance_proxy,
+                     futility_switch=True),
+        "IISE-gamma": IISEGamma(env.n_arms, env.costs, env.gamma, delta, env.variance_proxy,
+                                futility_switch=True),
+    }
+
+
+def test_futility_switch_keeps_delta_correctness():
+    # The switch changes when a run moves up, never an elimination test, so the
+    # error rate obeys the same Binomial(150, 0.2) 0.999-quantile bound as
+    # test_delta_correctness_on_small_instances; noise-free, the best arm survives.
+    n_runs, delta = 150, 0.2
+    bound = binom.ppf(0.999, n_runs, delta)
+    errors = {"IISE": 0, "IISE-gamma": 0}
+    for run in range(n_runs):
+        env = _small_instance(1000 + run, n_arms=4, min_gap=0.2)
+        for name, pol in _futile_policies(env, delta).items():
+            errors[name] += not simulate_policy(pol, env, run, name=name).correct
+    assert max(errors.values()) <= bound, errors
+    for seed in range(10):
+        base = _small_instance(seed, n_arms=8)
+        env = _NoiseFree(base.theta, base.costs, base.xi, base.gamma, 1.0)
+        for name, pol in _futile_policies(env, 0.05).items():
+            simulate_policy(pol, env, seed, name=name)
+            assert pol.active[env.best_arm], (name, seed)
+
+
+def test_futility_switch_leaves_a_phase_that_cannot_eliminate():
+    # Noise-free, four arms 0.1 apart at every fidelity, bias-variation bounds
+    # (2, 1, 0): no arm can be eliminated below the top (gaps < gamma_m), yet
+    # Eq. 8's alpha_0 = 0.105 (costs 1, 400, 10000) keeps plain IISE-gamma at
+    # fidelity 0 until 4B <= alpha_0, hundreds of rounds. With the futility switch
+    # it leaves fidelity 0 after one round (spread 0.3 + 2B(1) = 1.04 < 2) and
+    # fidelity 1 after two (0.3 + 2B(2) = 0.88 < 1). Phases never reuse samples,
+    # so the top phase is the same in both runs and the saving is exactly the
+    # lower phases' cost.
+    mu = np.array([0.0, -0.1, -0.2, -0.3])
+    env = _NoiseFree(np.vstack([mu, mu, mu]), [1.0, 400.0, 10000.0], [2.0, 1.0, 0.0],
+                     [2.0, 1.0, 0.0], 0.01)
+    plain = IISEGamma(4, env.costs, env.gamma, 0.05, env.variance_proxy)
+    futile = IISEGamma(4, env.costs, env.gamma, 0.05, env.variance_proxy,
+                       futility_switch=True)
+    rounds_plain = [plain.phase_length(p) for p in (0, 1)]
+    rec_plain = simulate_policy(plain, env, 0, shortcuts=False)
+    rec_fut = simulate_policy(futile, env, 0, shortcuts=False)
+    assert rec_plain.correct and rec_fut.correct
+    assert rounds_plain[0] > 100
+    np.testing.assert_array_equal(plain.stats.counts[:2].sum(axis=1), 4 * np.array(rounds_plain))
+    np.testing.assert_array_equal(futile.stats.counts[:2].sum(axis=1), [4, 8])
+    np.testing.assert_array_equal(plain.stats.counts[2], futile.stats.counts[2])
+    saved = 4 * ((rounds_plain[0] - 1) * 1.0 + (rounds_plain[1] - 2) * 400.0)
+    assert rec_plain.cost - rec_fut.cost == pytest.approx(saved)
+    assert futile.summary().extra["futility_switches"] == 2
+    assert plain.summary().extra["futility_switches"] == 0
+
+
+def test_futility_switch_block_path_equals_round_by_round():
+    env = make_iise_synthetic(60, [1, 10, 100], [0.8, 0.2, 0.0], [0.2, 0.05, 0.0],
+                              random_state=3)
+    for name in ("IISE", "IISE-gamma"):
+        fast = _futile_policies(env, 0.05)[name]
+        slow = _futile_policies(env, 0.05)[name]
+        simulate_policy(fast, env, 11, fast=True, shortcuts=False)
+        simulate_policy(slow, env, 11, fast=False, shortcuts=False)
+        np.testing.assert_array_equal(fast.stats.counts, slow.stats.counts, err_msg=name)
+        np.testing.assert_array_equal(fast.eliminated_round, slow.eliminated_round)
+        assert fast.futile_switches_ == slow.futile_switches_
+        assert fast.recommend() == slow.recommend()
