@@ -40,8 +40,8 @@ from .policies.mf_gp_ucb import MFGPUCB
 from .tuner_policies import PointArms, ScoreLUCB
 
 __all__ = [
-    "PLANNED", "POINT_ALGORITHMS", "REGISTRY", "PolicyContext", "choose_algorithm",
-    "make_policy", "register",
+    "FUTILITY_ALGORITHMS", "PLANNED", "POINT_ALGORITHMS", "REGISTRY", "PolicyContext",
+    "choose_algorithm", "make_policy", "register",
 ]
 
 
@@ -74,6 +74,11 @@ class PolicyContext:
         Parallel workers the batch is run on (the tuner's effective
         ``n_jobs``); factories of policies with a batch rule pass it on as
         their ``batch_size`` (round-based policies ignore it).
+    futility_switch : bool
+        IISE / IISE-γ leave a fidelity once no surviving candidate can be
+        eliminated there (:mod:`mftune.policies.elimination`). The tuner sets
+        it (its bounds are estimated, hence wide); studies of the command
+        line keep the papers' switch rule.
     """
 
     n_arms: int
@@ -90,6 +95,7 @@ class PolicyContext:
     evaluator: object = None
     sigmas: np.ndarray | None = None
     batch_size: int = 1
+    futility_switch: bool = False
 
 
 @dataclass
@@ -129,12 +135,16 @@ register("se", lambda c: SuccessiveElimination(
     description="successive elimination at the top fidelity only (Poiani et al. 2022)")
 register("iise", lambda c: IISE(
     c.n_arms, c.costs, c.xi, delta=c.delta, variance_proxy=c.variance_proxy,
-    epsilon=c.epsilon, random_state=c.random_state), bias="xi",
-    description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
+    epsilon=c.epsilon, random_state=c.random_state, futility_switch=c.futility_switch),
+    bias="xi", description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
 register("iise-gamma", lambda c: IISEGamma(
     c.n_arms, c.costs, c.gamma, delta=c.delta, variance_proxy=c.variance_proxy,
-    epsilon=c.epsilon, random_state=c.random_state), bias="gamma",
+    epsilon=c.epsilon, random_state=c.random_state, futility_switch=c.futility_switch),
+    bias="gamma",
     description="IISE-γ with bounds γ on the bias variation (Poiani et al. 2022, Sec. 5)")
+
+#: Algorithms that take the futility switch in the tuner.
+FUTILITY_ALGORITHMS = ("iise", "iise-gamma")
 
 
 def _lucb(procedure: str):

@@ -516,7 +516,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 self.epsilon_, seed, points, space,
                 mu_tilde=self._mu_tilde(est, bounds) if name in ("lucb-a", "lucb-b") else None,
                 evaluator=evaluator, sigmas=sigmas,
-                batch_size=self._batch_size())
+                batch_size=self._batch_size(),
+                futility_switch=name in algorithms.FUTILITY_ALGORITHMS)
             self.policy_ = algorithms.make_policy(name, ctx)
         else:
             self.policy_ = self.algorithm
@@ -539,7 +540,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 "costs": costs, "sigma": sigma, "xi": bounds if kind == "xi" else None,
                 "gamma": bounds if kind == "gamma" else None, "delta": float(self.delta),
                 "epsilon": self.epsilon_, "estimated": estimated, "bias_mode": self.bias_mode_,
-                "given_in": "the MFTuner arguments"}))
+                "given_in": "the MFTuner arguments",
+                "futility_switch": bool(getattr(self.policy_, "futility_switch", False))}))
 
     def _record_update(self, batch, data):
         """Store the ``policy.update_bounds`` arguments applied after ``batch`` (storage).

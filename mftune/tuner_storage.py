@@ -90,7 +90,7 @@ def study_signature(tuner, X, y, groups) -> dict:
     (the effective ``n_jobs``) decides the pulls, so it is part of the
     signature; round-based algorithms resume with any ``n_jobs``.
     """
-    from .algorithms import REGISTRY
+    from .algorithms import FUTILITY_ALGORITHMS, REGISTRY
 
     data = {"n_samples": int(_num_samples(X)), "hash": joblib.hash((X, y, groups))}
     sig = {"estimator": describe(tuner.estimator), "data": data}
@@ -98,6 +98,9 @@ def study_signature(tuner, X, y, groups) -> dict:
     entry = REGISTRY.get(tuner.algorithm_) if isinstance(tuner.algorithm, str) else None
     if entry is not None and entry.batched:
         sig["batch_size"] = tuner._batch_size()
+    if entry is not None and tuner.algorithm_ in FUTILITY_ALGORITHMS:
+        # studies written before the switch lack the key: they differ, and say so
+        sig["futility_switch"] = True
     return sig
 
 

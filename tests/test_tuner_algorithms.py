@@ -138,3 +138,26 @@ def test_gp_algorithms_refuse_storage(data, tmp_path):
     with pytest.raises(ValueError, match="storage"):
         MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm="mf-gp-ucb",
                 max_pulls=10, storage=str(tmp_path / "s.db")).fit(X, y)
+
+
+@pytest.mark.parametrize("algorithm", ["iise", "iise-gamma", "se"])
+def test_tuner_elimination_uses_the_futility_switch_and_the_cli_does_not(data, algorithm):
+    # The tuner's bounds are estimated (wide), so its IISE / IISE-gamma leave a
+    # fidelity once nothing can be eliminated there; studies of the command line
+    # rebuild the papers' rule (stored studies replay exactly).
+    from mftune.policies.registry import make_policy
+    from mftune.tuner_storage import study_signature
+
+    X, y = data
+    t = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm,
+                n_candidates=6, cv=3, fidelities=[100, 399], max_pulls=60,
+                random_state=0).fit(X, y)
+    on = algorithm != "se"
+    assert t.policy_.futility_switch is on
+    assert ("futility_switch" in study_signature(t, X, y, None)) is on
+    settings = {"costs": [1.0, 4.0], "sigma": 0.1, "delta": 0.05, "epsilon": None,
+                "xi": [0.2, 0.0], "gamma": [0.2, 0.0]}
+    assert make_policy(algorithm, 6, settings).futility_switch is False
+    if on:  # a tuner study stores the switch, so `mftune status` replays it
+        on_settings = {**settings, "futility_switch": True}
+        assert make_policy(algorithm, 6, on_settings).futility_switch is True

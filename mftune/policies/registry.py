@@ -70,7 +70,8 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
         policies get ``σ²``), ``delta``, ``epsilon`` (or None), the bounds
         listed in the entry's ``needs`` and ``batch_size`` (default 1: the
         pulls a batch-rule policy asks at once; stored with the study so a
-        resume asks the same batches).
+        resume asks the same batches) and ``futility_switch`` (default False:
+        IISE / IISE-γ with the papers' switch rule; MFTuner's studies store True).
     random_state : int or None
 
     Returns
@@ -91,5 +92,6 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
         variance_proxy=float(settings["sigma"]) ** 2, delta=float(settings["delta"]),
         epsilon=settings.get("epsilon"), random_state=random_state,
         batch_size=int(settings.get("batch_size", 1)),
+        futility_switch=bool(settings.get("futility_switch", False)),
     )
     return algorithms.make_policy(name, ctx)
