@@ -304,3 +304,19 @@ def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     s = json.loads(CliRunner().invoke(main, ["status", str(path), "--json"]).output)
     # the replay tells the cut round's two pulls, as the tuner did: same recommendation
     assert len(s["timeline"]) == 3 and s["best"]["arm"] == t.best_index_
+
+
+def test_a_study_written_before_the_futility_switch_is_refused_by_name(data, tmp_path):
+    # Tuner studies of IISE / IISE-gamma record that the futility switch is on; a
+    # study without the key (written before it) would not replay exactly, so a
+    # resume says which setting differs instead of diverging.
+    X, y = data
+    path = tmp_path / "study.db"
+    small(storage=path, max_pulls=12).fit(X, y)
+    with sqlite3.connect(path) as conn:
+        spec = json.loads(conn.execute("SELECT spec FROM study").fetchone()[0])
+        assert spec["tuner"]["futility_switch"] is True
+        del spec["tuner"]["futility_switch"]
+        conn.execute("UPDATE study SET spec = ?", (json.dumps(spec),))
+    with pytest.raises(ValueError, match="storage=.*futility_switch"):
+        small(storage=path, max_pulls=12).fit(X, y)
