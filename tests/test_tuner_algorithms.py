@@ -21,12 +21,17 @@ def data():
 SPACE = {"C": Real(1e-4, 1e2, log=True)}
 
 
+def _fit_six(data, algorithm, max_pulls):
+    """MFTuner over 6 sampled candidates at 100/399 rows, 3-fold CV."""
+    X, y = data
+    return MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm,
+                   n_candidates=6, cv=3, fidelities=[100, 399], max_pulls=max_pulls,
+                   random_state=0).fit(X, y)
+
+
 @pytest.mark.parametrize("algorithm", ["lucb-a", "lucb-b", "lucb-c"])
 def test_lucb_algorithms_search_the_candidates(data, algorithm):
-    X, y = data
-    t = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm,
-                n_candidates=6, cv=3, fidelities=[100, 399], max_pulls=80,
-                random_state=0).fit(X, y)
+    t = _fit_six(data, algorithm, 80)
     assert t.algorithm_ == algorithm
     assert len(t.cv_results_["params"]) == 6
     search = np.asarray(t.pulls_["phase"]) == "search"
@@ -149,9 +154,7 @@ def test_tuner_elimination_uses_the_futility_switch_and_the_cli_does_not(data, a
     from mftune.tuner_storage import study_signature
 
     X, y = data
-    t = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm,
-                n_candidates=6, cv=3, fidelities=[100, 399], max_pulls=60,
-                random_state=0).fit(X, y)
+    t = _fit_six(data, algorithm, 60)
     on = algorithm != "se"
     assert t.policy_.futility_switch is on
     assert ("futility_switch" in study_signature(t, X, y, None)) is on

@@ -248,12 +248,12 @@ class PhasedElimination(Policy):
         if self.active.sum() <= 1:
             return
         if self.phase_ < self.phases.size - 1:
-            futile = False
-            if self.futility_switch:
-                kept = means[~out]
-                futile = bool(kept.max() - kept.min() + 2.0 * b[0] < self.widths[m])
-            if 4.0 * b[0] <= self.thresholds[m] or futile:
-                self.futile_switches_ += int(futile and 4.0 * b[0] > self.thresholds[m])
+            by_alpha = 4.0 * b[0] <= self.thresholds[m]
+            kept = means[~out]
+            futile = (not by_alpha and self.futility_switch
+                      and kept.max() - kept.min() + 2.0 * b[0] < self.widths[m])
+            if by_alpha or futile:
+                self.futile_switches_ += int(futile)
                 self.phase_ += 1
                 self.t_ = 0
         elif self.epsilon is not None and 2.0 * b[0] + self.widths[m] <= self.epsilon:
