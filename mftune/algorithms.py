@@ -30,7 +30,7 @@ The ``"auto"`` rule (:func:`choose_algorithm`)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from .tuner_policies import PointArms, ScoreLUCB
 
 __all__ = [
     "FUTILITY_ALGORITHMS", "PLANNED", "POINT_ALGORITHMS", "REGISTRY", "PolicyContext",
-    "choose_algorithm", "make_policy", "register",
+    "check_params", "choose_algorithm", "make_policy", "register",
 ]
 
 
@@ -79,6 +79,9 @@ class PolicyContext:
         eliminated there (:mod:`mftune.policies.elimination`). The tuner sets
         it (its bounds are estimated, hence wide); studies of the command
         line keep the papers' switch rule.
+    params : dict
+        The tuner's ``algorithm_params``: options of the policy the tuner does
+        not set itself (checked against :attr:`Entry.options`).
     """
 
     n_arms: int
@@ -96,6 +99,7 @@ class PolicyContext:
     sigmas: np.ndarray | None = None
     batch_size: int = 1
     futility_switch: bool = False
+    params: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -104,13 +108,16 @@ class Entry:
 
     ``batched``: the policy has a batch rule and its factory passes
     ``ctx.batch_size`` on, so the batch size decides the pulls (a stored
-    study records it).
+    study records it). ``options``: the policy's keyword arguments a user may
+    set through the tuner's ``algorithm_params`` (the factory passes
+    ``ctx.params`` on).
     """
 
     factory: Callable[[PolicyContext], object]
     bias: str | None  # "xi", "gamma" or None
     description: str
     batched: bool = False
+    options: tuple[str, ...] = ()
 
 
 REGISTRY: dict[str, Entry] = {}
@@ -122,11 +129,26 @@ POINT_ALGORITHMS = ("mf-gp-ucb", "gp-ucb")
 
 
 def register(name: str, factory, *, bias: str | None, description: str,
-             batched: bool = False) -> None:
+             batched: bool = False, options: tuple[str, ...] = ()) -> None:
     """Add (or replace) an algorithm of the registry."""
     if bias not in (None, "xi", "gamma"):
         raise ValueError(f"bias must be None, 'xi' or 'gamma'; got {bias!r}")
-    REGISTRY[name] = Entry(factory, bias, description, bool(batched))
+    REGISTRY[name] = Entry(factory, bias, description, bool(batched), tuple(options))
+
+
+def check_params(name: str, params) -> dict:
+    """Validate ``algorithm_params`` for the algorithm ``name``; return them as a dict."""
+    allowed = check_algorithm(name).options
+    if params is None:
+        return {}
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        raise ValueError(f"algorithm_params must be a dict of keyword arguments or None; "
+                         f"got {params!r}")
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(f"algorithm_params: {unknown} not accepted by algorithm={name!r}; "
+                         f"allowed: {list(allowed) or 'none'}")
+    return dict(params)
 
 
 register("se", lambda c: SuccessiveElimination(
@@ -135,13 +157,17 @@ register("se", lambda c: SuccessiveElimination(
     description="successive elimination at the top fidelity only (Poiani et al. 2022)")
 register("iise", lambda c: IISE(
     c.n_arms, c.costs, c.xi, delta=c.delta, variance_proxy=c.variance_proxy,
-    epsilon=c.epsilon, random_state=c.random_state, futility_switch=c.futility_switch),
-    bias="xi", description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
+    epsilon=c.epsilon, random_state=c.random_state,
+    **{"futility_switch": c.futility_switch, **c.params}),
+    bias="xi", description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)",
+    options=("futility_switch",))
 register("iise-gamma", lambda c: IISEGamma(
     c.n_arms, c.costs, c.gamma, delta=c.delta, variance_proxy=c.variance_proxy,
-    epsilon=c.epsilon, random_state=c.random_state, futility_switch=c.futility_switch),
+    epsilon=c.epsilon, random_state=c.random_state,
+    **{"futility_switch": c.futility_switch, **c.params}),
     bias="gamma",
-    description="IISE-γ with bounds γ on the bias variation (Poiani et al. 2022, Sec. 5)")
+    description="IISE-γ with bounds γ on the bias variation (Poiani et al. 2022, Sec. 5)",
+    options=("futility_switch",))
 
 #: Algorithms that take the futility switch in the tuner.
 FUTILITY_ALGORITHMS = ("iise", "iise-gamma")
@@ -152,12 +178,13 @@ def _lucb(procedure: str):
         return ScoreLUCB(c.n_arms, c.costs, c.xi, float(np.sqrt(c.variance_proxy)),
                          delta=c.delta, procedure=procedure, epsilon=c.epsilon or 0.0,
                          mu_tilde=c.mu_tilde if procedure in ("A", "B") else None,
-                         random_state=c.random_state, batch_size=c.batch_size)
+                         random_state=c.random_state, batch_size=c.batch_size, **c.params)
     return factory
 
 
 for _p in ("A", "B", "C"):
     register(f"lucb-{_p.lower()}", _lucb(_p), bias="xi", batched=True,
+             options=("initial_sweep",),
              description=f"LUCB with EXPLORE-{_p} (Wang et al. 2023), scores rescaled by sigma")
 
 
@@ -173,17 +200,21 @@ def _gp(multi: bool):
                 raise ValueError("algorithm='mf-gp-ucb' needs at least 2 fidelities; "
                                  "use 'gp-ucb' for one")
             inner = MFGPUCB(d, c.costs, noise_variance=noise, batch_size=queries,
-                            random_state=c.random_state)
+                            random_state=c.random_state, **c.params)
         else:
             inner = GPUCB(d, c.costs, noise_variance=noise, batch_size=queries,
-                          random_state=c.random_state)
+                          random_state=c.random_state, **c.params)
         return PointArms(inner, c.space, ev.candidates, ev.n_splits, ev.add_candidates)
     return factory
 
 
+_GP_OPTIONS = ("kernel", "ard", "beta", "refit_every", "acq_method", "n_starts", "init_method",
+               "prior_mean", "noise_ratio")
 register("mf-gp-ucb", _gp(True), bias=None, batched=True,
+         options=(*_GP_OPTIONS, "adapt_gamma", "gamma_factor", "gamma_rule"),
          description="MF-GP-UCB (Kandasamy et al. 2016) over the unit-cube encoding")
 register("gp-ucb", _gp(False), bias=None, batched=True,
+         options=(*_GP_OPTIONS, "n_init"),
          description="GP-UCB at the top fidelity (Srinivas et al. 2010) over the unit cube")
 
 

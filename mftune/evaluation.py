@@ -333,6 +333,8 @@ class CVEvaluator(Evaluator):
         self._splits: dict[int, list] = {0: list(cv.split(X, y, groups))}
         self.n_splits = len(self._splits[0])
         self.next_split = np.zeros((len(self.levels), len(self.candidates)), dtype=np.int64)
+        # splits taken by batches whose results the policy has not acknowledged yet
+        self._unfinished = np.zeros_like(self.next_split)
         self.records: list[PullRecord] = []
         self.phase = "search"
         self._worst = np.inf  # lowest finite reward seen, stand-in for nan error scores
@@ -438,6 +440,8 @@ class CVEvaluator(Evaluator):
         for i, (a, f) in enumerate(pulls):  # the split order must follow the batch order
             splits[i] = self.next_split[f, a]
             self.next_split[f, a] += 1
+        cells = (pulls.fidelities, pulls.arms)
+        np.add.at(self._unfinished, cells, 1)
         results: list[dict] = [{}] * len(pulls)
         n_train = np.zeros(len(pulls), dtype=np.int64)
         started = np.zeros(len(pulls))
@@ -506,6 +510,7 @@ class CVEvaluator(Evaluator):
         """Make room for ``n`` candidates appended to :attr:`candidates` (GP proposals)."""
         pad = np.zeros((len(self.levels), int(n)), dtype=np.int64)
         self.next_split = np.hstack([self.next_split, pad])
+        self._unfinished = np.hstack([self._unfinished, pad])
 
     def _run(self, tasks: list[tuple]) -> list[dict]:
         """Run independent pulls: through joblib (any backend), or in timed child processes."""
@@ -542,7 +547,12 @@ class CVEvaluator(Evaluator):
         self.cache.put(arm, split, CachedModel(fidelity, data, work))
 
     def after_batch(self, pulls: Pulls, outcomes: Outcomes, policy) -> None:
-        """Driver callback: drop the cached models of eliminated candidates (all once done)."""
+        """Driver callback: drop the cached models of eliminated candidates (all once done).
+
+        Called once the policy was told the batch: its splits are acknowledged
+        (:meth:`release` no longer gives them back).
+        """
+        self.acknowledge()
         if self.continuation is None or not len(self.cache):
             return
         if policy.done:
@@ -551,8 +561,22 @@ class CVEvaluator(Evaluator):
             self.cache.forget(np.flatnonzero(~policy.active))
 
     def release(self, pulls: Pulls) -> None:
-        """Give back the splits of pulls that were asked but never run (Ctrl+C)."""
-        np.subtract.at(self.next_split, (pulls.fidelities, pulls.arms), 1)
+        """Give back the splits of pulls that were asked but never run (Ctrl+C).
+
+        Only splits taken by :meth:`evaluate` since the last :meth:`acknowledge`
+        are given back: a batch interrupted before it reached the evaluator took
+        none, and giving back more would repeat (or make negative) a split of a
+        pull the policy was told.
+        """
+        asked = np.zeros_like(self.next_split)
+        np.add.at(asked, (pulls.fidelities, pulls.arms), 1)
+        back = np.minimum(asked, self._unfinished)
+        self.next_split -= back
+        self._unfinished -= back
+
+    def acknowledge(self) -> None:
+        """Mark the splits taken so far as used (their pulls were told to the policy)."""
+        self._unfinished[:] = 0
 
 
 def level_is_number(value) -> bool:

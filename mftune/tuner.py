@@ -113,6 +113,14 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         policy object with the ask/tell protocol built for ``n_candidates``
         arms and the fidelities. ``"auto"`` is documented in
         :mod:`mftune.algorithms`.
+    algorithm_params : dict, optional
+        Options of the chosen algorithm's policy that the tuner does not set
+        itself, e.g. ``{"ard": True}`` (one GP length scale per dimension) or
+        ``{"kernel": "matern"}`` for ``"mf-gp-ucb"`` / ``"gp-ucb"``,
+        ``{"futility_switch": False}`` (the papers' phase rule) for ``"iise"`` /
+        ``"iise-gamma"``, ``{"initial_sweep": False}`` for ``"lucb-*"``. An
+        option the algorithm does not take raises a ``ValueError`` listing the
+        allowed ones (:func:`mftune.algorithms.check_params`).
     n_candidates : int or "grid", default=32
         Number of candidates sampled from ``space`` with ``random_state``, or
         ``"grid"`` for the full grid (``grid_points`` values per numeric dimension).
@@ -236,7 +244,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     def __init__(self, estimator, space, *, fidelity="n_samples", fidelities=None,
                  min_resources="auto", factor=3,
                  continuation="auto",
-                 algorithm="auto", n_candidates=32,
+                 algorithm="auto", algorithm_params=None, n_candidates=32,
                  grid_points=5, bias="adaptive", n_calibration=3, sigma=None, costs="measured",
                  delta=0.05,
                  epsilon="auto", budget=None, max_pulls=None, timeout=None, scoring=None,
@@ -250,6 +258,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self.factor = factor
         self.continuation = continuation
         self.algorithm = algorithm
+        self.algorithm_params = algorithm_params
         self.n_candidates = n_candidates
         self.grid_points = grid_points
         self.bias = bias
@@ -433,7 +442,11 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         if isinstance(self.algorithm, str):
             name, reason = ((self.algorithm, "requested") if self.algorithm != "auto"
                             else algorithms.choose_algorithm(n_fid, self.bias_mode_))
+            self._algorithm_params = algorithms.check_params(name, self.algorithm_params)
         else:
+            if self.algorithm_params:
+                raise ValueError("algorithm_params applies to an algorithm given by name; "
+                                 "configure a policy object directly")
             name, reason = type(self.algorithm).__name__, "policy object given"
         self.algorithm_, self.algorithm_reason_ = name, reason
         self._say(1, f"algorithm: {name} ({reason})")
@@ -517,7 +530,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 mu_tilde=self._mu_tilde(est, bounds) if name in ("lucb-a", "lucb-b") else None,
                 evaluator=evaluator, sigmas=sigmas,
                 batch_size=self._batch_size(),
-                futility_switch=name in algorithms.FUTILITY_ALGORITHMS)
+                futility_switch=name in algorithms.FUTILITY_ALGORITHMS,
+                params=self._algorithm_params)
             self.policy_ = algorithms.make_policy(name, ctx)
         else:
             self.policy_ = self.algorithm
@@ -541,7 +555,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 "gamma": bounds if kind == "gamma" else None, "delta": float(self.delta),
                 "epsilon": self.epsilon_, "estimated": estimated, "bias_mode": self.bias_mode_,
                 "given_in": "the MFTuner arguments",
-                "futility_switch": bool(getattr(self.policy_, "futility_switch", False))}))
+                "futility_switch": bool(getattr(self.policy_, "futility_switch", False)),
+                "algorithm_params": getattr(self, "_algorithm_params", None) or None}))
 
     def _record_update(self, batch, data):
         """Store the ``policy.update_bounds`` arguments applied after ``batch`` (storage).
@@ -583,6 +598,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             out = self._evaluate(pulls, "calibration")
         finally:
             evaluator.phase = "search"
+        evaluator.acknowledge()  # the calibration's pulls are used as they are
         recs = evaluator.records[start:]
         _raise_if_all_failed(recs)
         scores = np.array([r.scores[self._metric] for r in recs]).reshape(n_cal, n_fid, n_folds)

@@ -94,10 +94,20 @@ class ScoreLUCB(MultiFidelityLUCB):
     batch_size : int, default=1
         Pulls per round (the tuner's effective ``n_jobs``): LUCB's batch rule
         adds the next challengers (:mod:`mftune.policies.lucb`).
+    initial_sweep : bool, default=True
+        Start with one pull of every arm at the cheapest fidelity, as LUCB1
+        (Kalyanakrishnan et al. 2012) starts by sampling every arm once
+        [ours]. Without it the first leader and challenger are the first two
+        arms of the random tie order (every bound is infinite), and EXPLORE-B
+        explores both at *every* fidelity, the top included, before anything
+        is known; after the sweep they are the two best at the cheapest
+        fidelity. It only adds pulls: the confidence bounds and the stopping
+        rule are the same, so the δ-guarantee is unchanged. ``False`` is
+        Wang et al.'s start.
     """
 
     def __init__(self, n_arms, costs, zeta, sigma, *, delta=0.05, procedure="C", epsilon=0.0,
-                 mu_tilde=None, random_state=None, batch_size=1):
+                 mu_tilde=None, random_state=None, batch_size=1, initial_sweep=True):
         if not (np.isfinite(sigma) and sigma > 0):
             raise ValueError(f"sigma must be a positive number; got {sigma!r}")
         if not (np.isfinite(epsilon) and epsilon >= 0):
@@ -117,7 +127,26 @@ class ScoreLUCB(MultiFidelityLUCB):
                 raise ValueError(f"mu_tilde must satisfy mu1 > mu2; got {mu_tilde!r}")
             self.mu1_tilde, self.mu2_tilde = mu1 * self.scale, mu2 * self.scale
         self.epsilon = float(epsilon)
+        self.initial_sweep = bool(initial_sweep)
+        self._sweeping = False
         self._select()
+
+    def _next_pulls(self, n: int) -> Pulls:
+        if self.initial_sweep and not self.n_pending:
+            todo = np.flatnonzero(self.stats.counts[0] == 0)
+            if todo.size and self.n_rounds == 0:
+                self._sweeping = True
+                return Pulls(todo, np.zeros(todo.size, dtype=np.int64))
+        self._sweeping = False
+        return super()._next_pulls(n)
+
+    def _after_tell(self, pulls, rewards, costs) -> None:
+        if self._sweeping:  # not a LUCB round: no EXPLORE-B commit test, no round counted
+            if not self.n_pending:
+                self._sweeping = False
+                self._select()
+            return
+        super()._after_tell(pulls, rewards, costs)
 
     def tell(self, pulls: Pulls, rewards, costs=None) -> None:
         """Record scores (rescaled to the radius' units before LUCB sees them)."""

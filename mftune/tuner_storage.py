@@ -101,6 +101,11 @@ def study_signature(tuner, X, y, groups) -> dict:
     if entry is not None and tuner.algorithm_ in FUTILITY_ALGORITHMS:
         # studies written before the switch lack the key: they differ, and say so
         sig["futility_switch"] = True
+    if tuner.algorithm_params:  # absent when empty: studies written before it still match
+        sig["algorithm_params"] = describe(tuner.algorithm_params)
+    if entry is not None and tuner.algorithm_.startswith("lucb-"):
+        # studies written before ScoreLUCB's initial sweep lack the key: they differ
+        sig["lucb_initial_sweep"] = True
     return sig
 
 

@@ -265,6 +265,11 @@ def test_same_fidelity_again_is_refitted_not_continued(data):
     again = ev.evaluate(Pulls([0], [1]))
     assert ev.records[-1].split == 2 and ev.records[-1].continued_from == -1
     assert again.rewards[0] == first.rewards[2]
+    # once the policy was told (acknowledge), a batch interrupted before it reached the
+    # evaluator gives nothing back: the next pull of that pair takes the next split
+    ev.acknowledge()
+    ev.release(Pulls([0], [1]))
+    assert ev.next_split[1, 0] == 3
     ev.evaluate(Pulls([0], [2]))  # the top level continues split 0's level-9 model
     assert ev.records[-1].continued_from == 1 and (0, 0) in ev.cache
     ev.after_batch(None, None, type("P", (), {"done": True})())

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from mftune.benchmarks.head_to_head import _test_at, _time_to_target, format_table
-from mftune.benchmarks.tuner_vs_halving import Row
+from mftune.benchmarks.tuner_vs_halving import TASKS, Row, halving_min_resources
+from mftune.benchmarks.tuner_vs_halving import format_rows as tvh_format_rows
 
 
 def test_time_to_target_needs_the_recommendation_to_stay_on_target():
@@ -46,3 +47,22 @@ def test_score_at_equal_budget_is_the_recommendation_held_then():
     rows = [Row("t", s, "HalvingRandomSearchCV", 10.0, 10.0, 0.9, 0.89, "", v)
             for s, v in enumerate([0.91, np.nan, 0.85])]
     assert "0.8800 2/3" in format_table(rows)
+
+
+def test_tuner_vs_halving_matches_training_rows_and_pairs_each_halving():
+    # MFTuner's n_samples level n is n training rows of a CV training fold; halving's
+    # resource r is split by the k-fold CV, so "Halving" starts at ceil(n k / (k - 1)).
+    for name in ("svm-magic-15k", "svm-magic-2k"):
+        task = TASKS[name]
+        k, n1 = task.cv, task.levels[0]
+        res = halving_min_resources(task)
+        assert res["Halving-r"] == n1
+        assert res["Halving"] * (k - 1) // k == n1  # the same rows per fit
+    assert halving_min_resources(TASKS["hgb-letter"]) == {"Halving": 8}  # max_iter: as is
+    rows = [Row("t", s, m, 10.0, t, 0.9, 0.89, "")
+            for s, (mf, h, hr) in enumerate([(2.0, 4.0, 1.0), (3.0, 3.0, np.inf)])
+            for m, t in (("MFTuner", mf), ("Halving", h), ("Halving-r", hr))]
+    text = tvh_format_rows(rows)
+    assert "ratio MFTuner/Halving time-to-target, paired by seed: median 0.75 [0.50–1.00]" in text
+    assert "ratio MFTuner/Halving-r time-to-target, paired by seed: median 2.00 [2.00–2.00] " \
+           "over 1 seeds" in text

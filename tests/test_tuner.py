@@ -239,7 +239,11 @@ def test_regressor_and_clone():
     assert len(c.cv_results_["params"]) == 4 and c.predict(X).shape == (300,)
 
 
-def test_interrupt_keeps_best_and_resumes(data, monkeypatch):
+@pytest.mark.parametrize("algorithm", ["iise-gamma", "lucb-b"])
+def test_interrupt_keeps_best_and_resumes(data, monkeypatch, algorithm):
+    # The interrupt comes before the batch reaches the evaluator: its pulls took no
+    # CV split, so giving them back must not move any (lucb-b's third batch pulls
+    # fidelities never pulled before: a double give-back made a split negative).
     X, y = data
     from mftune import evaluation
 
@@ -254,8 +258,9 @@ def test_interrupt_keeps_best_and_resumes(data, monkeypatch):
         return original(self, pulls)
 
     monkeypatch.setattr(evaluation.CVEvaluator, "evaluate", interrupting)
-    t = small(max_pulls=None).fit(X, y)
+    t = small(max_pulls=None, algorithm=algorithm).fit(X, y)
     assert t.stopping_reason_ == "interrupted" and "C" in t.best_params_
+    assert t._evaluator.next_split.min() >= 0
     assert not hasattr(t, "best_estimator_")
     assert t.policy_.n_pending == 0
     before = t.n_pulls_
@@ -280,6 +285,10 @@ def test_interrupt_keeps_best_and_resumes(data, monkeypatch):
     ({"algorithm": "gp-ucb", "space": [{"C": Real(1e-2, 1e2, log=True)},
                                        {"C": Real(1e-2, 1e2, log=True)}]}, "unconditional"),
     ({"algorithm": object()}, "algorithm"),
+    ({"algorithm_params": {"ard": True}}, "algorithm_params"),  # auto -> iise-gamma
+    ({"algorithm": "iise", "algorithm_params": {"kernel": "rbf"}}, "algorithm_params"),
+    ({"algorithm_params": "ard"}, "algorithm_params"),
+    ({"algorithm": object(), "algorithm_params": {"ard": True}}, "algorithm"),
     ({"n_candidates": 1}, "n_candidates"),
     ({"n_candidates": "all"}, "n_candidates"),
     ({"grid_points": 1}, "grid_points"),

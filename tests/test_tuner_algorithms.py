@@ -9,6 +9,7 @@ from sklearn.linear_model import LogisticRegression
 
 from mftune import MFTuner, Real
 from mftune.benchmarks.bandits import GaussianBandit
+from mftune.policies.base import Pulls
 from mftune.policies.lucb import MultiFidelityLUCB
 from mftune.tuner_policies import ScoreLUCB, lucb_mu_tilde
 
@@ -74,7 +75,8 @@ def test_score_lucb_is_wang_lucb_on_rescaled_rewards():
     bandit = GaussianBandit(np.array([[0.3, 0.5, 0.4], [0.35, 0.55, 0.42]]), [1.0, 2.0],
                             sigma=0.1)
     rng = np.random.default_rng(1)
-    a = ScoreLUCB(3, [1.0, 2.0], [0.05, 0.0], 0.5, delta=0.1, procedure="C", random_state=3)
+    a = ScoreLUCB(3, [1.0, 2.0], [0.05, 0.0], 0.5, delta=0.1, procedure="C", random_state=3,
+                  initial_sweep=False)
     b = MultiFidelityLUCB(3, [1.0, 2.0], [0.05, 0.0], delta=0.1, procedure="C",
                           ties="random", clip=False, random_state=3)
     for _ in range(300):
@@ -86,6 +88,28 @@ def test_score_lucb_is_wang_lucb_on_rescaled_rewards():
         a.tell(pa, r)
         b.tell(pb, r)
     assert a.done == b.done and a.recommend() == b.recommend()
+
+
+def test_score_lucb_starts_with_one_cheap_pull_of_every_arm():
+    # 5 arms, 3 fidelities; the sweep pulls every arm once at fidelity 0, then LUCB's
+    # leader and challenger are the two best there (their UCBs share count and bias
+    # bound), and EXPLORE-B explores both at every fidelity.
+    lucb = ScoreLUCB(5, [1.0, 3.0, 9.0], [0.2, 0.1, 0.0], 0.05, delta=0.1, procedure="B",
+                     mu_tilde=(1.0, 0.5), random_state=0)
+    first = lucb.ask()
+    assert sorted(first.arms.tolist()) == list(range(5)) and set(first.fidelities) == {0}
+    # a cancelled sweep pull is asked again before any LUCB round
+    keep = first.arms != 4
+    lucb.cancel(Pulls(first.arms[~keep], first.fidelities[~keep]))
+    scores = np.array([0.70, 0.86, 0.80, 0.88, 0.60])
+    lucb.tell(Pulls(first.arms[keep], first.fidelities[keep]), scores[first.arms[keep]])
+    again = lucb.ask()
+    assert again.arms.tolist() == [4] and again.fidelities.tolist() == [0]
+    lucb.tell(again, scores[[4]])
+    assert {lucb.ell_, lucb.u_} == {1, 3} and lucb.n_rounds == 0
+    round1 = lucb.ask()
+    assert set(round1.arms.tolist()) == {1, 3}
+    assert sorted(round1.fidelities.tolist()) == [0, 0, 1, 1, 2, 2]
 
 
 def test_capped_score_lucb_recommends_the_highest_lower_bound():
@@ -164,3 +188,32 @@ def test_tuner_elimination_uses_the_futility_switch_and_the_cli_does_not(data, a
     if on:  # a tuner study stores the switch, so `mftune status` replays it
         on_settings = {**settings, "futility_switch": True}
         assert make_policy(algorithm, 6, on_settings).futility_switch is True
+
+
+def test_algorithm_params_reach_the_policy(data, tmp_path):
+    # GP options the tuner does not set itself (here: one length scale per dimension)
+    X, y = data
+    gp = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm="gp-ucb",
+                 algorithm_params={"ard": True, "n_init": 3}, n_candidates=6, cv=3,
+                 fidelities=[100, 399], max_pulls=15, random_state=0).fit(X, y)
+    assert gp.policy_.inner.gp_.ard is True and gp.policy_.inner.n_init == 3
+    # the papers' phase rule for the tuner's IISE-gamma, stored with the study and
+    # replayed by `mftune status` (policies/registry.py)
+    from mftune.policies.registry import make_policy
+    from mftune.store import StudyStore
+
+    path = tmp_path / "s.db"
+    t = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm="iise-gamma",
+                algorithm_params={"futility_switch": False}, n_candidates=6, cv=3,
+                fidelities=[100, 399], max_pulls=30, costs="levels", random_state=0,
+                storage=str(path)).fit(X, y)
+    assert t.policy_.futility_switch is False
+    with StudyStore(path) as store:
+        settings = store.meta["settings"]
+    assert settings["algorithm_params"] == {"futility_switch": False}
+    assert make_policy("iise-gamma", 6, settings).futility_switch is False
+    # a study written with other options is refused by name
+    with pytest.raises(ValueError, match="algorithm_params"):
+        MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm="iise-gamma",
+                n_candidates=6, cv=3, fidelities=[100, 399], max_pulls=30, costs="levels",
+                random_state=0, storage=str(path)).fit(X, y)

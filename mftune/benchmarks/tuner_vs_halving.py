@@ -7,7 +7,22 @@ For each task and seed, the same candidate list is searched by
   in a bounded time, and
 * ``HalvingGridSearchCV`` over exactly those candidates — the search that
   ``HalvingRandomSearchCV`` runs once it has sampled its candidates — with the
-  same fidelity levels (``min_resources``, ``factor``) and the same CV.
+  same ``factor`` and the same CV, in two variants when the fidelity is
+  ``n_samples``:
+
+  ``Halving``
+      the same *training* rows per fit as MFTuner's levels. MFTuner's level
+      ``n`` trains on ``n`` rows of a CV training fold (and scores on the whole
+      validation fold); halving's resource ``r`` is the size of a subset that
+      is then split by the CV, so it trains on ``r (k − 1) / k`` rows. Here
+      ``min_resources = ceil(n_1 k / (k − 1))``.
+  ``Halving-r``
+      ``min_resources = n_1``: the same resource numbers, i.e. fits on
+      ``(k − 1) / k`` of MFTuner's rows — a cheaper, smaller-data search, kept as
+      a second reference.
+
+  With an estimator-parameter fidelity (``max_iter``) both read the level
+  the same way and only ``Halving`` runs.
 
 Both run one pull at a time (``n_jobs=1``), one after the other, in the same
 process, without refit. Test accuracy of a configuration = fit on the whole
@@ -41,7 +56,7 @@ from ..space import Integer, Real, Space
 from ..tuner import MFTuner
 from .datasets import load_keel
 
-__all__ = ["TASKS", "Task", "format_rows", "run_task"]
+__all__ = ["TASKS", "Task", "format_rows", "halving_min_resources", "run_task"]
 
 TARGET_GAP = 0.003
 
@@ -107,6 +122,14 @@ class Row:
     test_at_budget: float = float("nan")
 
 
+def halving_min_resources(task: Task) -> dict[str, int]:
+    """``min_resources`` of each halving variant (module docstring)."""
+    if task.fidelity != "n_samples":
+        return {"Halving": task.levels[0]}
+    k = task.cv
+    return {"Halving": int(np.ceil(task.levels[0] * k / (k - 1))), "Halving-r": task.levels[0]}
+
+
 def _split(task: Task, seed: int):
     data = load_keel(task.dataset)
     X_pool, X_test, y_pool, y_test = train_test_split(
@@ -145,25 +168,28 @@ def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
     wall_mf = time.perf_counter() - t0
     if tuner.candidates_ != cand:
         raise RuntimeError("MFTuner and halving must search the same candidates")
-    # Halving over exactly the same candidates and fidelity levels.
+    # Halving over exactly the same candidates (and, for "Halving", the same training rows).
     grid = [{k: [v] for k, v in c.items()} for c in cand]
-    if task.fidelity == "n_samples":
-        halving = HalvingGridSearchCV(
-            task.estimator, grid, factor=task.factor, resource="n_samples",
-            min_resources=task.levels[0], cv=cv, refit=False, random_state=seed)
-    else:
-        halving = HalvingGridSearchCV(
-            task.estimator, grid, factor=task.factor, resource=task.fidelity,
-            min_resources=task.levels[0], max_resources=task.levels[-1], cv=cv, refit=False,
-            random_state=seed)
-    t0 = time.perf_counter()
-    halving.fit(X, y)
-    wall_h = time.perf_counter() - t0
-    best_h = cand.index({k: v for k, v in halving.best_params_.items() if k != task.fidelity})
+    halvings = {}
+    for method, min_res in halving_min_resources(task).items():
+        if task.fidelity == "n_samples":
+            halving = HalvingGridSearchCV(
+                task.estimator, grid, factor=task.factor, resource="n_samples",
+                min_resources=min_res, cv=cv, refit=False, random_state=seed)
+        else:
+            halving = HalvingGridSearchCV(
+                task.estimator, grid, factor=task.factor, resource=task.fidelity,
+                min_resources=min_res, max_resources=task.levels[-1], cv=cv, refit=False,
+                random_state=seed)
+        t0 = time.perf_counter()
+        halving.fit(X, y)
+        wall_h = time.perf_counter() - t0
+        best_h = cand.index({k: v for k, v in halving.best_params_.items()
+                             if k != task.fidelity})
+        halvings[method] = (halving, wall_h, test_acc(best_h))
     hist = tuner.history_
     final_mf = test_acc(tuner.best_index_)
-    final_h = test_acc(best_h)
-    target = max(final_mf, final_h) - TARGET_GAP
+    target = max([final_mf] + [h[2] for h in halvings.values()]) - TARGET_GAP
     # MFTuner: first time after which every recommendation is on target.
     ttt = np.inf
     for t, _, _, arm in reversed(hist):
@@ -174,9 +200,9 @@ def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
         Row(task.name, seed, "MFTuner", wall_mf, ttt, final_mf, target,
             f"{tuner.algorithm_}, {tuner.stopping_reason_}, {tuner.n_pulls_} pulls, "
             f"reached f{int(tuner.cv_results_['fidelity_reached'][tuner.best_index_])}"),
-        Row(task.name, seed, "Halving", wall_h, wall_h if final_h >= target else np.inf,
-            final_h, target, f"{halving.n_iterations_} iterations"),
-    ]
+    ] + [Row(task.name, seed, method, wall_h, wall_h if final_h >= target else np.inf,
+             final_h, target, f"{h.n_iterations_} iterations, resources {h.n_resources_}")
+         for method, (h, wall_h, final_h) in halvings.items()]
     for r in rows:
         log(f"  seed {seed} {r.method:8s} wall {r.wall:7.1f} s  time-to-target "
             f"{r.time_to_target:7.1f} s  test acc {r.final_test:.4f} (target {r.target:.4f})  "
@@ -194,7 +220,8 @@ def format_rows(rows: list[Row]) -> str:
     out = ["task            method    time-to-target s (median [min–max])  wall s "
            "(median [min–max])  final test acc (median)  reached"]
     for task in dict.fromkeys(r.task for r in rows):
-        for method in ("MFTuner", "Halving"):
+        methods = list(dict.fromkeys(r.method for r in rows if r.task == task))
+        for method in methods:
             rs = [r for r in rows if r.task == task and r.method == method]
             reached = sum(np.isfinite(r.time_to_target) for r in rs)
             out.append(f"{task:15s} {method:8s}  {_stat([r.time_to_target for r in rs]):28s}"
@@ -202,10 +229,12 @@ def format_rows(rows: list[Row]) -> str:
                        f"  {np.median([r.final_test for r in rs]):.4f}"
                        f"                   {reached}/{len(rs)}")
         mf = {r.seed: r.time_to_target for r in rows if r.task == task and r.method == "MFTuner"}
-        hv = {r.seed: r.time_to_target for r in rows if r.task == task and r.method == "Halving"}
-        ratios = [mf[s] / hv[s] for s in mf if np.isfinite(mf[s]) and np.isfinite(hv[s])]
-        if ratios:
-            out.append(f"{'':15s} ratio MFTuner/Halving time-to-target, paired by seed: median "
-                       f"{np.median(ratios):.2f} [{min(ratios):.2f}–{max(ratios):.2f}] "
-                       f"over {len(ratios)} seeds where both reached it")
+        for method in (m for m in methods if m != "MFTuner"):
+            hv = {r.seed: r.time_to_target for r in rows if r.task == task and r.method == method}
+            ratios = [mf[s] / hv[s] for s in mf
+                      if s in hv and np.isfinite(mf[s]) and np.isfinite(hv[s])]
+            if ratios:
+                out.append(f"{'':15s} ratio MFTuner/{method} time-to-target, paired by seed: "
+                           f"median {np.median(ratios):.2f} [{min(ratios):.2f}–"
+                           f"{max(ratios):.2f}] over {len(ratios)} seeds where both reached it")
     return "\n".join(out)
