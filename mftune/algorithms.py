@@ -155,19 +155,21 @@ register("se", lambda c: SuccessiveElimination(
     c.n_arms, c.costs, delta=c.delta, variance_proxy=c.variance_proxy, epsilon=c.epsilon,
     random_state=c.random_state), bias=None,
     description="successive elimination at the top fidelity only (Poiani et al. 2022)")
-register("iise", lambda c: IISE(
-    c.n_arms, c.costs, c.xi, delta=c.delta, variance_proxy=c.variance_proxy,
-    epsilon=c.epsilon, random_state=c.random_state,
-    **{"futility_switch": c.futility_switch, **c.params}),
-    bias="xi", description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)",
-    options=("futility_switch",))
-register("iise-gamma", lambda c: IISEGamma(
-    c.n_arms, c.costs, c.gamma, delta=c.delta, variance_proxy=c.variance_proxy,
-    epsilon=c.epsilon, random_state=c.random_state,
-    **{"futility_switch": c.futility_switch, **c.params}),
-    bias="gamma",
-    description="IISE-γ with bounds γ on the bias variation (Poiani et al. 2022, Sec. 5)",
-    options=("futility_switch",))
+def _iise(cls, bound: str):
+    """Factory of IISE / IISE-γ (``bound``: the context's ``"xi"`` or ``"gamma"``)."""
+    def factory(c: PolicyContext):
+        # algorithm_params may override the tuner's futility switch
+        return cls(c.n_arms, c.costs, getattr(c, bound), delta=c.delta,
+                   variance_proxy=c.variance_proxy, epsilon=c.epsilon,
+                   random_state=c.random_state,
+                   **{"futility_switch": c.futility_switch, **c.params})
+    return factory
+
+
+register("iise", _iise(IISE, "xi"), bias="xi", options=("futility_switch",),
+         description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
+register("iise-gamma", _iise(IISEGamma, "gamma"), bias="gamma", options=("futility_switch",),
+         description="IISE-γ with bounds γ on the bias variation (Poiani et al. 2022, Sec. 5)")
 
 #: Algorithms that take the futility switch in the tuner.
 FUTILITY_ALGORITHMS = ("iise", "iise-gamma")

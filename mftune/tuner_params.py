@@ -50,10 +50,7 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
     check_option(self.continuation)
     if isinstance(self.algorithm, str):
         if self.algorithm != "auto":
-            algorithms.check_params(self.algorithm, self.algorithm_params)
-        elif self.algorithm_params is not None and not isinstance(self.algorithm_params, dict):
-            raise ValueError(f"algorithm_params must be a dict of keyword arguments or None; "
-                             f"got {self.algorithm_params!r}")
+            algorithms.check_algorithm(self.algorithm)  # algorithm_params: once it is chosen
         if (self.algorithm in algorithms.POINT_ALGORITHMS and self.budget is None
                 and self.max_pulls is None):
             raise ValueError(f"algorithm={self.algorithm!r} proposes configurations until it is "

@@ -171,16 +171,12 @@ def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
     # Halving over exactly the same candidates (and, for "Halving", the same training rows).
     grid = [{k: [v] for k, v in c.items()} for c in cand]
     halvings = {}
+    resource = ({"resource": "n_samples"} if task.fidelity == "n_samples"
+                else {"resource": task.fidelity, "max_resources": task.levels[-1]})
     for method, min_res in halving_min_resources(task).items():
-        if task.fidelity == "n_samples":
-            halving = HalvingGridSearchCV(
-                task.estimator, grid, factor=task.factor, resource="n_samples",
-                min_resources=min_res, cv=cv, refit=False, random_state=seed)
-        else:
-            halving = HalvingGridSearchCV(
-                task.estimator, grid, factor=task.factor, resource=task.fidelity,
-                min_resources=min_res, max_resources=task.levels[-1], cv=cv, refit=False,
-                random_state=seed)
+        halving = HalvingGridSearchCV(task.estimator, grid, factor=task.factor,
+                                      min_resources=min_res, cv=cv, refit=False,
+                                      random_state=seed, **resource)
         t0 = time.perf_counter()
         halving.fit(X, y)
         wall_h = time.perf_counter() - t0
