@@ -74,6 +74,18 @@ def trace_counts(trace: Path) -> collections.Counter:
     return collections.Counter(int(line.split()[0]) for line in trace.read_text().splitlines())
 
 
+def slow_script(tmp_path: Path) -> Path:
+    """The example script behind a 50 ms sleep: same scores, a pull in flight most of the time.
+
+    The timing-sensitive tests (a kill must catch a pull running, a second
+    worker must join before the study is over) use it, so a loaded machine
+    does not decide their outcome.
+    """
+    slow = tmp_path / "slow.sh"
+    slow.write_text(f'sleep 0.05\nexec sh "{SCRIPT}" "$@"\n')
+    return slow
+
+
 def recommendation(db) -> dict:
     import json
 
@@ -114,7 +126,7 @@ def test_sigkill_at_random_moments_then_resume_is_exact(tmp_path, reference):
         cmd = (["tune", "space.toml"] if k == 0 else ["resume", "study.db"])
         cmd = [sys.executable, "-m", "mftune", *cmd, "--quiet"]
         if k == 0:
-            cmd += ["--", "sh", str(SCRIPT)]
+            cmd += ["--", "sh", str(slow_script(tmp_path))]
         proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env(trace),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 120
@@ -158,8 +170,11 @@ def test_two_workers_share_one_study(tmp_path, reference):
     (tmp_path / "space.toml").write_text(SPACE)
     trace = tmp_path / "trace.txt"
     env = cli_env(trace)
+    # the worker (which has to start Python and import mftune first) joins before
+    # the first process has run the whole study, even on a loaded machine
+    slow = slow_script(tmp_path)
     first = subprocess.Popen([sys.executable, "-m", "mftune", "tune", "space.toml", "--quiet",
-                              "--", "sh", str(SCRIPT)], cwd=tmp_path, env=env,
+                              "--", "sh", str(slow)], cwd=tmp_path, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     second = subprocess.Popen([sys.executable, "-m", "mftune", "worker", "study.db", "--quiet"],
                               cwd=tmp_path, env=env, stdout=subprocess.PIPE,
