@@ -79,6 +79,10 @@ class PolicyContext:
         eliminated there (:mod:`mftune.policies.elimination`). The tuner sets
         it (its bounds are estimated, hence wide); studies of the command
         line keep the papers' switch rule.
+    cost_balance : float or None
+        IISE / IISE-γ also leave a fidelity once it has cost this many rounds
+        of the next one (:mod:`mftune.policies.elimination`); the tuner sets
+        :data:`TUNER_COST_BALANCE`, the command line ``None`` (the papers' rule).
     params : dict
         The tuner's ``algorithm_params``: options of the policy the tuner does
         not set itself (checked against :attr:`Entry.options`).
@@ -99,6 +103,7 @@ class PolicyContext:
     sigmas: np.ndarray | None = None
     batch_size: int = 1
     futility_switch: bool = False
+    cost_balance: float | None = None
     params: dict = field(default_factory=dict)
 
 
@@ -158,21 +163,26 @@ register("se", lambda c: SuccessiveElimination(
 def _iise(cls, bound: str):
     """Factory of IISE / IISE-γ (``bound``: the context's ``"xi"`` or ``"gamma"``)."""
     def factory(c: PolicyContext):
-        # algorithm_params may override the tuner's futility switch
+        # algorithm_params may override the tuner's switches
         return cls(c.n_arms, c.costs, getattr(c, bound), delta=c.delta,
                    variance_proxy=c.variance_proxy, epsilon=c.epsilon,
                    random_state=c.random_state,
-                   **{"futility_switch": c.futility_switch, **c.params})
+                   **{"futility_switch": c.futility_switch, "cost_balance": c.cost_balance,
+                      **c.params})
     return factory
 
 
-register("iise", _iise(IISE, "xi"), bias="xi", options=("futility_switch",),
+_SWITCHES = ("futility_switch", "cost_balance")
+register("iise", _iise(IISE, "xi"), bias="xi", options=_SWITCHES,
          description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
-register("iise-gamma", _iise(IISEGamma, "gamma"), bias="gamma", options=("futility_switch",),
+register("iise-gamma", _iise(IISEGamma, "gamma"), bias="gamma", options=_SWITCHES,
          description="IISE-γ with bounds γ on the bias variation (Poiani et al. 2022, Sec. 5)")
 
-#: Algorithms that take the futility switch in the tuner.
+#: Algorithms that take the futility switch and the cost balance in the tuner.
 FUTILITY_ALGORITHMS = ("iise", "iise-gamma")
+#: The tuner's ``cost_balance`` of IISE / IISE-γ (``None``: Eq. 8 and the futility
+#: switch alone); docs/tuner.md has the measurements behind it.
+TUNER_COST_BALANCE: float | None = 1.0
 
 
 def _lucb(procedure: str):

@@ -73,7 +73,10 @@ from .fidelity import stratified_subset
 from .policies.base import Pulls
 from .replay import StudyMismatchError
 
-__all__ = ["CVEvaluator", "PullRecord", "clone_with", "fit_and_score"]
+__all__ = ["CVEvaluator", "MIN_VALIDATION_ROWS", "PullRecord", "clone_with", "fit_and_score"]
+
+#: Fewest validation rows a pull scores with ``validation="proportional"``.
+MIN_VALIDATION_ROWS = 200
 
 
 @dataclass
@@ -91,6 +94,7 @@ class PullRecord:
     phase: str = "search"
     started: float = 0.0
     n_train: int = 0
+    n_valid: int = 0
     extra: dict = field(default_factory=dict)
     worker: str = ""
     continued_from: int = -1
@@ -307,6 +311,10 @@ class CVEvaluator(Evaluator):
         Seed of the subsets and of the reshuffled fold repeats.
     continuation : Continuation, optional
         Continue cached lower-fidelity models (:mod:`mftune.continuation`).
+    validation : {"full", "proportional"}, default="full"
+        Rows a ``n_samples`` pull below the top fidelity scores: the whole
+        validation fold, or a subset of it in the split's own proportion to
+        the training subset (:meth:`train_rows`).
     cache_bytes : int, default=CACHE_BYTES
         Cap on the pickled size of the cached models (least recently used
         evicted first).
@@ -315,7 +323,8 @@ class CVEvaluator(Evaluator):
     def __init__(self, estimator, candidates, X, y, cv, fidelity, levels, scorers, metric, *,
                  groups=None, fit_params=None, error_score=np.nan, timeout=None,
                  stratify=False, n_jobs=None, random_state=0,
-                 continuation: Continuation | None = None, cache_bytes: int = CACHE_BYTES):
+                 continuation: Continuation | None = None, validation: str = "full",
+                 cache_bytes: int = CACHE_BYTES):
         super().__init__(n_jobs)
         self.estimator = estimator
         self.candidates = list(candidates)
@@ -329,6 +338,7 @@ class CVEvaluator(Evaluator):
         self.error_score = error_score
         self.timeout = timeout
         self.stratify = stratify
+        self.validation = validation
         self.random_state = int(random_state)
         self._splits: dict[int, list] = {0: list(cv.split(X, y, groups))}
         self.n_splits = len(self._splits[0])
@@ -368,13 +378,31 @@ class CVEvaluator(Evaluator):
         return cv  # deterministic splitter: repeats reuse the same folds
 
     def train_rows(self, arm: int, fidelity: int, split: int) -> tuple[np.ndarray, np.ndarray]:
-        """Training and validation rows of one pull (subset drawn for ``n_samples``)."""
+        """Training and validation rows of one pull (subsets drawn for ``n_samples``).
+
+        Below the top ``n_samples`` level the training rows are a stratified
+        subset of ``n_m`` rows of the fold, drawn per (candidate, fidelity,
+        split). With ``validation="proportional"`` the validation rows are a
+        stratified subset of the validation fold in the split's own ratio,
+        ``ceil(n_m |validation fold| / |training fold|)`` rows -- the rows a
+        halving search fits and scores on at that size -- but at least
+        :data:`MIN_VALIDATION_ROWS` (or the whole fold) and one per class, so
+        a score is defined (R² needs two rows) and not dominated by a handful
+        of rows; drawn per (fidelity, split), so every candidate is scored on
+        the same rows of a split.
+        """
         train, test = self.split(split)
         if self.fidelity == "n_samples" and fidelity < len(self.levels) - 1:
+            size = self.levels[fidelity]
+            labels = self.y if self.stratify else None
+            if self.validation == "proportional":
+                n_test = max(int(np.ceil(size * test.size / train.size)), MIN_VALIDATION_ROWS)
+                if labels is not None:
+                    n_test = max(n_test, np.unique(np.asarray(labels)[test]).size)
+                seed = np.random.SeedSequence(self.random_state, spawn_key=(1, fidelity, split))
+                test = stratified_subset(test, n_test, labels, np.random.default_rng(seed))
             seed = np.random.SeedSequence([self.random_state, arm, fidelity, split])
-            train = stratified_subset(train, self.levels[fidelity],
-                                      self.y if self.stratify else None,
-                                      np.random.default_rng(seed))
+            train = stratified_subset(train, size, labels, np.random.default_rng(seed))
         return train, test
 
     def task(self, arm: int, fidelity: int, split: int) -> tuple:
@@ -444,12 +472,14 @@ class CVEvaluator(Evaluator):
         np.add.at(self._unfinished, cells, 1)
         results: list[dict] = [{}] * len(pulls)
         n_train = np.zeros(len(pulls), dtype=np.int64)
+        n_valid = np.zeros(len(pulls), dtype=np.int64)
         started = np.zeros(len(pulls))
         continued = np.full(len(pulls), -1, dtype=np.int64)
         reused = np.zeros(len(pulls))
         for i in known:
             results[i] = self._stored(known[i], splits[i])
             n_train[i] = int(results[i]["n_train"])
+            n_valid[i] = int(results[i].get("n_valid", 0))  # 0: stored before it was kept
             started[i] = float(results[i].get("started", time.perf_counter() - self._t0))
             continued[i] = int(results[i].get("continued_from", -1))
             reused[i] = float(results[i].get("reused", 0.0))
@@ -462,7 +492,7 @@ class CVEvaluator(Evaluator):
             started[wave] = time.perf_counter() - self._t0
             for i, t, r in zip(wave, tasks, self._run(tasks), strict=True):
                 results[i] = r
-                n_train[i] = len(t[4])
+                n_train[i], n_valid[i] = len(t[4]), len(t[5])
                 step = t[9]
                 if step is not None and step.start is not None:
                     continued[i] = step.start_fidelity
@@ -482,11 +512,12 @@ class CVEvaluator(Evaluator):
             self.records.append(PullRecord(
                 int(a), int(f), int(s), r["scores"], r["fit_time"], r["score_time"],
                 r["status"], r["error"], self.phase, float(started[i]), int(n_train[i]),
-                worker=r.get("worker", ""), continued_from=int(continued[i]),
+                int(n_valid[i]), worker=r.get("worker", ""), continued_from=int(continued[i]),
                 reused=float(reused[i]), cache_time=float(r.get("cache_time", 0.0))))
             info.append({"scores": r["scores"], "fit_time": r["fit_time"],
                          "score_time": r["score_time"], "split": int(s),
-                         "n_train": int(n_train[i]), "started": float(started[i]),
+                         "n_train": int(n_train[i]), "n_valid": int(n_valid[i]),
+                         "started": float(started[i]),
                          "worker": r.get("worker", ""), "continued_from": int(continued[i]),
                          "reused": float(reused[i]),
                          "cache_time": float(r.get("cache_time", 0.0))})

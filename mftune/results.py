@@ -15,7 +15,8 @@ __all__ = ["Progress", "build_cv_results", "build_pulls"]
 
 
 def build_pulls(records, levels) -> dict:
-    """One row per pull: arm, fidelity, level, split, scores, times, status, error, phase,
+    """One row per pull: arm, fidelity, level, split, training and validation rows
+    (``n_train``, ``n_valid``), scores, times, status, error, phase,
     start time and the worker (``"host:pid"``) that ran it.
 
     With continuation: ``continued`` (the pull continued a lower-fidelity
@@ -32,6 +33,7 @@ def build_pulls(records, levels) -> dict:
         "level": [levels[r.fidelity] for r in records],
         "split": np.array([r.split for r in records], dtype=np.int64),
         "n_train": np.array([r.n_train for r in records], dtype=np.int64),
+        "n_valid": np.array([r.n_valid for r in records], dtype=np.int64),
         "fit_time": np.array([r.fit_time for r in records], dtype=float),
         "score_time": np.array([r.score_time for r in records], dtype=float),
         "cost": np.array([r.cost for r in records], dtype=float),

@@ -298,3 +298,63 @@ def test_futility_switch_block_path_equals_round_by_round():
         np.testing.assert_array_equal(fast.eliminated_round, slow.eliminated_round)
         assert fast.futile_switches_ == slow.futile_switches_
         assert fast.recommend() == slow.recommend()
+
+
+def test_cost_balance_leaves_each_phase_after_one_round_above_in_cost():
+    # Noise-free, four arms 0.1 apart, costs (1, 3, 20) and tight bias-variation
+    # bounds (0.02, 0.01, 0): every arm is 0.1 from the next, so an elimination at
+    # fidelity m needs 2B(t) + gamma_m <= 0.1. Eq. 8's alpha_0 alone keeps plain
+    # IISE-gamma at fidelity 0 for phase_length(0) rounds. With cost_balance=1 the
+    # phase at fidelity 0 lasts ceil(3/1) = 3 rounds and the one at fidelity 1
+    # ceil(20/3) = 7, unless an elimination ends the run first; the rounds it
+    # runs at fidelity 0 cost exactly one round of fidelity 1.
+    mu = np.array([0.0, -0.1, -0.2, -0.3])
+    env = _NoiseFree(np.vstack([mu, mu, mu]), [1.0, 3.0, 20.0], [0.02, 0.01, 0.0],
+                     [0.02, 0.01, 0.0], 0.01)
+    plain = IISEGamma(4, env.costs, env.gamma, 0.05, env.variance_proxy)
+    capped = IISEGamma(4, env.costs, env.gamma, 0.05, env.variance_proxy, cost_balance=1.0)
+    assert plain.phase_length(0) > 10
+    assert capped.phase_length(0) == 3 and capped.phase_length(1) == 7
+    rec_plain = simulate_policy(plain, env, 0, shortcuts=False)
+    rec_capped = simulate_policy(capped, env, 0, shortcuts=False)
+    assert rec_plain.correct and rec_capped.correct
+    assert capped.stats.counts[0].tolist() == [3, 3, 3, 3]
+    assert plain.stats.counts[0].min() > 3
+    assert capped.summary().extra["balanced_switches"] >= 1
+    assert plain.summary().extra["balanced_switches"] == 0
+
+
+@pytest.mark.parametrize("cost_balance", [0.5, 2.0])
+def test_cost_balance_block_path_equals_round_by_round(cost_balance):
+    env = make_iise_synthetic(60, [1, 10, 100], [0.8, 0.2, 0.0], [0.2, 0.05, 0.0],
+                              random_state=3)
+    for cls, bound in ((IISE, env.xi), (IISEGamma, env.gamma)):
+        fast = cls(env.n_arms, env.costs, bound, 0.05, env.variance_proxy,
+                   futility_switch=True, cost_balance=cost_balance)
+        slow = cls(env.n_arms, env.costs, bound, 0.05, env.variance_proxy,
+                   futility_switch=True, cost_balance=cost_balance)
+        simulate_policy(fast, env, 11, fast=True, shortcuts=False)
+        simulate_policy(slow, env, 11, fast=False, shortcuts=False)
+        np.testing.assert_array_equal(fast.stats.counts, slow.stats.counts)
+        np.testing.assert_array_equal(fast.eliminated_round, slow.eliminated_round)
+        assert fast.balanced_switches_ == slow.balanced_switches_
+        assert fast.recommend() == slow.recommend()
+
+
+def test_cost_balance_keeps_delta_correctness():
+    # As test_futility_switch_keeps_delta_correctness: the balance decides only
+    # when a run moves up, so errors stay below the Binomial(150, 0.2) 0.999 quantile.
+    n_runs, delta = 150, 0.2
+    bound = binom.ppf(0.999, n_runs, delta)
+    errors = 0
+    for run in range(n_runs):
+        env = _small_instance(1000 + run, n_arms=4, min_gap=0.2)
+        pol = IISEGamma(env.n_arms, env.costs, env.gamma, delta, env.variance_proxy,
+                        futility_switch=True, cost_balance=1.0)
+        errors += not simulate_policy(pol, env, run).correct
+    assert errors <= bound
+
+
+def test_cost_balance_must_be_positive():
+    with pytest.raises(ValueError, match="cost_balance"):
+        IISE(3, [1.0, 2.0], [0.1, 0.0], cost_balance=0.0)

@@ -83,7 +83,7 @@ def test_replayable_with_random_state(data):
     # fixed costs: measured seconds would make the phase switches depend on timing
     a, b = small(costs="levels").fit(X, y), small(costs="levels", n_jobs=2).fit(X, y)
     assert a.cv_results_["params"] == b.cv_results_["params"]
-    for key in ("candidate", "fidelity", "split", "n_train", "score"):
+    for key in ("candidate", "fidelity", "split", "n_train", "n_valid", "score"):
         assert np.array_equal(a.pulls_[key], b.pulls_[key])
     c = small(random_state=1, costs="levels").fit(X, y)
     assert c.cv_results_["params"] != a.cv_results_["params"]
@@ -91,7 +91,7 @@ def test_replayable_with_random_state(data):
     d, e = small().fit(X, y), small().fit(X, y)
     assert d.cv_results_["params"] == e.cv_results_["params"] == a.cv_results_["params"]
     cal = np.array(d.pulls_["phase"]) == "calibration"
-    for key in ("candidate", "fidelity", "split", "n_train", "score"):
+    for key in ("candidate", "fidelity", "split", "n_train", "n_valid", "score"):
         assert np.array_equal(d.pulls_[key][cal], e.pulls_[key][cal])
 
 
@@ -104,6 +104,7 @@ def test_param_fidelity_and_pipeline_names(data):
     assert t.fidelities_ == [2, 8, 32]
     assert t.best_estimator_.named_steps["sgd"].max_iter == 32
     assert set(t.pulls_["n_train"]) == {400}  # parameter fidelities train on the whole fold
+    assert set(t.pulls_["n_valid"]) == {200}  # ... and score on it
 
 
 class Flaky(ClassifierMixin, BaseEstimator):
@@ -311,6 +312,7 @@ def test_interrupt_keeps_best_and_resumes(data, monkeypatch, algorithm):
     ({"n_jobs": 0}, "n_jobs"),
     ({"verbose": -1}, "verbose"),
     ({"random_state": "seed"}, "random_state"),
+    ({"validation": "half"}, "validation"),
     ({"space": {"C": Real(10, 1)}}, "C"),
     ({"space": {"C": Real(0, 1, log=True)}}, "C"),
     ({"space": {"max_iter": Integer(9, 3)}}, "max_iter"),
@@ -328,6 +330,49 @@ def test_invalid_arguments_raise_value_error_naming_them(data, kwargs, name, mon
     monkeypatch.setattr(evaluation, "fit_and_score", no_fit)
     with pytest.raises(ValueError, match=name):
         small(**kwargs).fit(X, y)
+
+
+def test_proportional_validation_scores_a_shared_stratified_share_of_the_fold(data):
+    # Below the top n_samples level a pull scores ceil(n |fold| / |training fold|)
+    # validation rows, at least MIN_VALIDATION_ROWS (200: the floor holds at 200
+    # training rows, whose share is 100; 600 rows get 300), stratified, the same
+    # rows for every candidate of a split; the top level scores the whole fold;
+    # the training rows are those of validation="full".
+    from sklearn.metrics import check_scoring
+    from sklearn.model_selection import StratifiedKFold
+
+    from mftune.evaluation import MIN_VALIDATION_ROWS, CVEvaluator
+
+    Xb, yb = make_classification(3000, 8, weights=[0.7], random_state=1)
+    est = LogisticRegression(solver="liblinear")
+    args = (est, [{"C": c} for c in (0.1, 1.0, 10.0)], Xb, yb, StratifiedKFold(3),
+            "n_samples", [200, 600, 2000], {"score": check_scoring(est)}, "score")
+    ev = CVEvaluator(*args, stratify=True, validation="proportional")
+    full = CVEvaluator(*args, stratify=True)
+    train, test = ev.split(0)
+    for m, (n, expected) in enumerate([(200, MIN_VALIDATION_ROWS), (600, 300)]):
+        assert expected == max(int(np.ceil(n * test.size / train.size)), MIN_VALIDATION_ROWS)
+        rows = [ev.train_rows(arm, m, 0) for arm in range(3)]
+        for tr, te in rows:
+            assert tr.size == n and te.size == expected
+            assert np.isin(te, test).all()
+            # the fold's class shares, to within one row
+            assert abs(np.sum(yb[te]) - np.mean(yb[test]) * te.size) <= 1
+        assert all(np.array_equal(rows[0][1], te) for _, te in rows[1:])
+        assert not np.array_equal(rows[0][1], ev.train_rows(0, m, 1)[1][:expected])
+        np.testing.assert_array_equal(rows[0][0], full.train_rows(0, m, 0)[0])
+        np.testing.assert_array_equal(full.train_rows(0, m, 0)[1], test)
+    np.testing.assert_array_equal(ev.train_rows(0, 2, 0)[1], test)
+    # through the tuner (the default): the search runs
+    X, y = data
+    t = small(fidelities=[40, 120], max_pulls=40).fit(X, y)
+    assert t.validation == "proportional" and np.isfinite(t.best_score_)
+    assert set(t.pulls_["n_valid"]) == {200}  # the floor is the whole 200-row fold here
+    # a parameter fidelity trains and scores on whole folds: the option is ignored
+    p = small(estimator=SGDClassifier(random_state=0), fidelity="max_iter",
+              fidelities=[2, 8], validation="proportional",
+              space={"alpha": Real(1e-5, 1e-1, log=True)}, max_pulls=12)
+    assert p._validation() == "full"
 
 
 def test_conditional_pipeline_space_does_not_mutate_candidates(data):

@@ -170,7 +170,7 @@ def test_gp_algorithms_refuse_storage(data, tmp_path):
 
 
 @pytest.mark.parametrize("algorithm", ["iise", "iise-gamma", "se"])
-def test_tuner_elimination_uses_the_futility_switch_and_the_cli_does_not(data, algorithm):
+def test_tuner_elimination_uses_its_switches_and_the_cli_does_not(data, algorithm):
     # The tuner's bounds are estimated (wide), so its IISE / IISE-gamma leave a
     # fidelity once nothing can be eliminated there; studies of the command line
     # rebuild the papers' rule (stored studies replay exactly).
@@ -182,12 +182,19 @@ def test_tuner_elimination_uses_the_futility_switch_and_the_cli_does_not(data, a
     on = algorithm != "se"
     assert t.policy_.futility_switch is on
     assert ("futility_switch" in study_signature(t, X, y, None)) is on
+    # the cost balance likewise (TUNER_COST_BALANCE rounds of the next fidelity)
+    from mftune.algorithms import TUNER_COST_BALANCE
+
+    assert t.policy_.cost_balance == (TUNER_COST_BALANCE if on else None)
+    assert ("cost_balance" in study_signature(t, X, y, None)) is on
     settings = {"costs": [1.0, 4.0], "sigma": 0.1, "delta": 0.05, "epsilon": None,
                 "xi": [0.2, 0.0], "gamma": [0.2, 0.0]}
     assert make_policy(algorithm, 6, settings).futility_switch is False
-    if on:  # a tuner study stores the switch, so `mftune status` replays it
-        on_settings = {**settings, "futility_switch": True}
+    assert make_policy(algorithm, 6, settings).cost_balance is None
+    if on:  # a tuner study stores the switches, so `mftune status` replays them
+        on_settings = {**settings, "futility_switch": True, "cost_balance": 1.0}
         assert make_policy(algorithm, 6, on_settings).futility_switch is True
+        assert make_policy(algorithm, 6, on_settings).cost_balance == 1.0
 
 
 def test_algorithm_params_reach_the_policy(data, tmp_path):

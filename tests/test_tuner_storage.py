@@ -18,7 +18,7 @@ from mftune.cli import main
 from mftune.store import StudyStore
 
 # Columns of pulls_ that do not depend on timing.
-EXACT = ("candidate", "fidelity", "split", "n_train", "score", "status", "phase")
+EXACT = ("candidate", "fidelity", "split", "n_train", "n_valid", "score", "status", "phase")
 
 
 @pytest.fixture(scope="module")
@@ -320,3 +320,23 @@ def test_a_study_written_before_the_futility_switch_is_refused_by_name(data, tmp
         conn.execute("UPDATE study SET spec = ?", (json.dumps(spec),))
     with pytest.raises(ValueError, match="storage=.*futility_switch"):
         small(storage=path, max_pulls=12).fit(X, y)
+
+
+@pytest.mark.parametrize("key", ["cost_balance", "validation"])
+def test_a_study_written_before_the_cost_balance_or_validation_is_refused_by_name(
+        data, tmp_path, key):
+    # As for the futility switch: a tuner study records the cost balance of its
+    # IISE-gamma and the proportional validation rows; a study without them was
+    # written with other pulls or switches, and a resume names the setting.
+    X, y = data
+    path = tmp_path / "study.db"
+    small(storage=path, max_pulls=12).fit(X, y)
+    with sqlite3.connect(path) as conn:
+        spec = json.loads(conn.execute("SELECT spec FROM study").fetchone()[0])
+        assert spec["tuner"][key] == {"cost_balance": 1.0, "validation": "proportional"}[key]
+        del spec["tuner"][key]
+        conn.execute("UPDATE study SET spec = ?", (json.dumps(spec),))
+    with pytest.raises(ValueError, match=f"storage=.*{key}"):
+        small(storage=path, max_pulls=12).fit(X, y)
+    if key == "validation":  # whole-fold scoring is what such a study used: it resumes
+        small(storage=path, max_pulls=12, validation="full").fit(X, y)

@@ -12,9 +12,11 @@ For each task and seed, the same candidate list is searched by
 
   ``Halving``
       the same *training* rows per fit as MFTuner's levels. MFTuner's level
-      ``n`` trains on ``n`` rows of a CV training fold (and scores on the whole
-      validation fold); halving's resource ``r`` is the size of a subset that
-      is then split by the CV, so it trains on ``r (k − 1) / k`` rows. Here
+      ``n`` trains on ``n`` rows of a CV training fold (and, by default,
+      scores on a part of the validation fold in the same ratio, at least 200
+      rows: ``MFTuner(validation=...)``); halving's resource ``r`` is the size
+      of a subset that is then split by the CV, so it trains on
+      ``r (k − 1) / k`` rows and scores on ``r / k``. Here
       ``min_resources = ceil(n_1 k / (k − 1))``.
   ``Halving-r``
       ``min_resources = n_1``: the same resource numbers, i.e. fits on

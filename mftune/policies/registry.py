@@ -71,7 +71,9 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
         listed in the entry's ``needs`` and ``batch_size`` (default 1: the
         pulls a batch-rule policy asks at once; stored with the study so a
         resume asks the same batches) and ``futility_switch`` (default False:
-        IISE / IISE-γ with the papers' switch rule; MFTuner's studies store True)
+        IISE / IISE-γ with the papers' switch rule; MFTuner's studies store True),
+        ``cost_balance`` (default None, the papers' rule; MFTuner's studies
+        store theirs)
         and ``algorithm_params`` (MFTuner's, when given).
     random_state : int or None
 
@@ -94,6 +96,7 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
         epsilon=settings.get("epsilon"), random_state=random_state,
         batch_size=int(settings.get("batch_size", 1)),
         futility_switch=bool(settings.get("futility_switch", False)),
+        cost_balance=settings.get("cost_balance"),
         params=dict(settings.get("algorithm_params") or {}),
     )
     return algorithms.make_policy(name, ctx)
