@@ -10,7 +10,7 @@ from copy import deepcopy
 import numpy as np
 from joblib import effective_n_jobs
 from scipy.sparse import issparse
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, is_classifier
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, is_classifier, is_regressor
 from sklearn.model_selection import check_cv
 from sklearn.utils import assert_all_finite, check_random_state, get_tags
 from sklearn.utils.metaestimators import available_if
@@ -97,17 +97,23 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         most 4 levels, see :func:`mftune.fidelity.n_samples_schedule`).
     factor : float, default=3
         Ratio between consecutive subset sizes.
-    validation : {"proportional", "full"}, default="proportional"
+    validation : {"auto", "proportional", "full"}, default="auto"
         With ``fidelity="n_samples"``, the validation rows a pull below the
         top fidelity is scored on: a stratified subset of the validation fold
         in the split's own ratio to the training subset (``"proportional"``:
-        ``n_m |fold| / |training fold|`` rows, at least 50 or the whole fold,
+        ``n_m |fold| / |training fold|`` rows, at least 200 or the whole fold,
         the same rows for every candidate of a split), as a halving search
         does; or the whole fold (``"full"``). Scoring the whole fold is most
         of the cost of a cheap pull of a kernel model (83 % at 500 training
         rows of the 15k MAGIC SVM); the smaller set makes cheap pulls noisier,
-        which the per-fidelity σ accounts for. The top fidelity always scores
-        the whole fold. Ignored with an estimator-parameter fidelity.
+        which the per-fidelity σ accounts for. ``"auto"``: proportional for a
+        classifier or regressor scored by its default score or by named
+        scikit-learn scorers (means over the rows), full otherwise (a callable
+        or an estimator's own score may be a sum over the rows, as
+        ``KernelDensity``'s log-likelihood is, and would then change scale
+        with the rows). The top fidelity always scores the whole fold; an
+        estimator-parameter fidelity always does. ``validation_`` says which
+        was used.
     continuation : {"auto", "warm_start", "partial_fit"} or False, default="auto"
         With ``fidelity="<estimator parameter>"``, continue the model of a
         (candidate, CV split) from the lower fidelity it reached instead of
@@ -233,6 +239,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     sigma_ : ndarray of shape (M,)
         Per-fidelity σ in force at the end (calibration pooled with the run's pulls).
     epsilon_ : float or None
+    validation_ : {"proportional", "full"}
+        The validation rows in force (``validation`` with ``"auto"`` resolved).
     algorithm_ : str
         The algorithm run (``algorithm_reason_`` says why, for ``"auto"``).
     stopping_reason_ : str
@@ -256,7 +264,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, space, *, fidelity="n_samples", fidelities=None,
-                 min_resources="auto", factor=3, validation="proportional",
+                 min_resources="auto", factor=3, validation="auto",
                  continuation="auto",
                  algorithm="auto", algorithm_params=None, n_candidates=32,
                  grid_points=5, bias="adaptive", n_calibration=3, sigma=None, costs="measured",
@@ -299,8 +307,20 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         check_params(self)
 
     def _validation(self) -> str:
-        """The validation rows in force: ``"proportional"`` only with ``n_samples``."""
-        return self.validation if self.fidelity == "n_samples" else "full"
+        """The validation rows in force (``validation="auto"`` resolved; docstring)."""
+        if self.fidelity != "n_samples" or self.validation == "full":
+            return "full"
+        if self.validation == "proportional":
+            return "proportional"
+        # "auto": scikit-learn's named scorers and the default score of classifiers and
+        # regressors are means over the rows; a callable, or an estimator's own score
+        # that may be a sum (KernelDensity's log-likelihood), is not known to be one
+        s = self.scoring
+        named = s is None or isinstance(s, str) or (
+            isinstance(s, (list, tuple, set, dict)) and all(
+                isinstance(v, str) for v in (s.values() if isinstance(s, dict) else s)))
+        supervised = is_classifier(self.estimator) or is_regressor(self.estimator)
+        return "proportional" if named and supervised else "full"
 
     def _scorers(self):
         """``({name: scorer}, optimised metric name, multimetric?)``."""
@@ -373,6 +393,9 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         spec = resolve_continuation(self.continuation, self.estimator, self.fidelity, levels)
         self.continuation_ = None if spec is None else spec.mode
         self._say(1, "continuation: " + ("off" if spec is None else f"{spec.mode} ({spec.reason})"))
+        if self.fidelity == "n_samples":
+            self._say(1, f"validation rows below the top level: {self._validation()}"
+                         + (" (validation='auto')" if self.validation == "auto" else ""))
         evaluator = CVEvaluator(
             self.estimator, candidates, X, y, cv, self.fidelity, levels, scorers, metric,
             groups=groups, fit_params=fit_params, error_score=self.error_score,
@@ -380,6 +403,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             n_jobs=self.n_jobs, random_state=seed, continuation=spec,
             validation=self._validation())
         self._evaluator = evaluator
+        self.validation_ = evaluator.validation
         self._metric = metric
         self._choose_algorithm(levels)
         self.n_replayed_ = 0

@@ -47,8 +47,9 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
                          f"got {self.min_resources!r}")
     if not _is_real(self.factor) or self.factor <= 1:
         raise ValueError(f"factor must be a number > 1; got {self.factor!r}")
-    if self.validation not in ("full", "proportional"):
-        raise ValueError(f"validation must be 'full' or 'proportional'; got {self.validation!r}")
+    if self.validation not in ("auto", "full", "proportional"):
+        raise ValueError(f"validation must be 'auto', 'proportional' or 'full'; "
+                         f"got {self.validation!r}")
     check_option(self.continuation)
     if isinstance(self.algorithm, str):
         if self.algorithm != "auto":

@@ -366,13 +366,32 @@ def test_proportional_validation_scores_a_shared_stratified_share_of_the_fold(da
     # through the tuner (the default): the search runs
     X, y = data
     t = small(fidelities=[40, 120], max_pulls=40).fit(X, y)
-    assert t.validation == "proportional" and np.isfinite(t.best_score_)
+    assert t.validation_ == "proportional" and np.isfinite(t.best_score_)
     assert set(t.pulls_["n_valid"]) == {200}  # the floor is the whole 200-row fold here
     # a parameter fidelity trains and scores on whole folds: the option is ignored
     p = small(estimator=SGDClassifier(random_state=0), fidelity="max_iter",
               fidelities=[2, 8], validation="proportional",
               space={"alpha": Real(1e-5, 1e-1, log=True)}, max_pulls=12)
     assert p._validation() == "full"
+
+
+def test_auto_validation_subsets_only_scores_that_are_means(data):
+    # validation="auto": a share of the fold for classifiers/regressors scored by
+    # their default score or named scorers; the whole fold for a callable scorer or
+    # an unsupervised estimator, whose score may be a sum over the rows
+    # (KernelDensity's log-likelihood would change scale with the rows)
+    from sklearn.metrics import accuracy_score, make_scorer
+    from sklearn.neighbors import KernelDensity
+
+    X, y = data
+    assert small()._validation() == "proportional"
+    assert small(scoring=["accuracy", "f1"], refit="f1")._validation() == "proportional"
+    assert small(scoring=make_scorer(accuracy_score))._validation() == "full"
+    assert small(validation="proportional",
+                 scoring=make_scorer(accuracy_score))._validation() == "proportional"
+    kde = MFTuner(KernelDensity(), {"bandwidth": Real(0.1, 2.0, log=True)}, n_candidates=4,
+                  cv=3, fidelities=[100], max_pulls=12, random_state=0).fit(X)
+    assert kde.validation_ == "full" and set(kde.pulls_["n_valid"]) == {200}
 
 
 def test_conditional_pipeline_space_does_not_mutate_candidates(data):
