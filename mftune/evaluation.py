@@ -10,8 +10,10 @@
   the training fold, stratified for classifiers (every class keeps a row);
   with ``fidelity="<param>"`` sets that estimator parameter to the level and
   trains on the whole fold;
-* scores the validation fold with every scorer; the reward is the score of
-  the metric the search optimises;
+* scores the validation fold with every scorer -- below the top
+  ``n_samples`` level, with ``validation="proportional"``, a stratified share
+  of it (:meth:`CVEvaluator.train_rows`); the reward is the score of the
+  metric the search optimises;
 * costs its measured fit + score seconds.
 
 With a :class:`~mftune.continuation.Continuation` (``MFTuner(continuation=...)``)
