@@ -185,6 +185,20 @@ FUTILITY_ALGORITHMS = ("iise", "iise-gamma")
 TUNER_COST_BALANCE: float | None = 1.0
 
 
+def tuner_switches(name: str) -> dict:
+    """The phase switches the tuner gives algorithm ``name`` (empty: the papers' rule).
+
+    The keys are :class:`PolicyContext` fields; a tuner study's signature
+    records them too (a study written with other switches does not resume).
+    """
+    if name not in FUTILITY_ALGORITHMS:
+        return {}
+    switches = {"futility_switch": True}
+    if TUNER_COST_BALANCE is not None:
+        switches["cost_balance"] = TUNER_COST_BALANCE
+    return switches
+
+
 def _lucb(procedure: str):
     def factory(c: PolicyContext):
         return ScoreLUCB(c.n_arms, c.costs, c.xi, float(np.sqrt(c.variance_proxy)),

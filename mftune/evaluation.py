@@ -341,6 +341,8 @@ class CVEvaluator(Evaluator):
         self.timeout = timeout
         self.stratify = stratify
         self.validation = validation
+        # a validation share keeps a row of every class (counted once, not per pull)
+        self._n_classes = np.unique(np.asarray(y)).size if stratify and y is not None else 0
         self.random_state = int(random_state)
         self._splits: dict[int, list] = {0: list(cv.split(X, y, groups))}
         self.n_splits = len(self._splits[0])
@@ -398,9 +400,8 @@ class CVEvaluator(Evaluator):
             size = self.levels[fidelity]
             labels = self.y if self.stratify else None
             if self.validation == "proportional":
-                n_test = max(int(np.ceil(size * test.size / train.size)), MIN_VALIDATION_ROWS)
-                if labels is not None:
-                    n_test = max(n_test, np.unique(np.asarray(labels)[test]).size)
+                n_test = max(int(np.ceil(size * test.size / train.size)), MIN_VALIDATION_ROWS,
+                             self._n_classes)
                 seed = np.random.SeedSequence(self.random_state, spawn_key=(1, fidelity, split))
                 test = stratified_subset(test, n_test, labels, np.random.default_rng(seed))
             seed = np.random.SeedSequence([self.random_state, arm, fidelity, split])

@@ -393,17 +393,17 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         spec = resolve_continuation(self.continuation, self.estimator, self.fidelity, levels)
         self.continuation_ = None if spec is None else spec.mode
         self._say(1, "continuation: " + ("off" if spec is None else f"{spec.mode} ({spec.reason})"))
+        validation = self._validation()
         if self.fidelity == "n_samples":
-            self._say(1, f"validation rows below the top level: {self._validation()}"
+            self._say(1, f"validation rows below the top level: {validation}"
                          + (" (validation='auto')" if self.validation == "auto" else ""))
         evaluator = CVEvaluator(
             self.estimator, candidates, X, y, cv, self.fidelity, levels, scorers, metric,
             groups=groups, fit_params=fit_params, error_score=self.error_score,
             timeout=self.timeout, stratify=stratify and self.fidelity == "n_samples",
-            n_jobs=self.n_jobs, random_state=seed, continuation=spec,
-            validation=self._validation())
+            n_jobs=self.n_jobs, random_state=seed, continuation=spec, validation=validation)
         self._evaluator = evaluator
-        self.validation_ = evaluator.validation
+        self.validation_ = validation
         self._metric = metric
         self._choose_algorithm(levels)
         self.n_replayed_ = 0
@@ -574,10 +574,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 mu_tilde=self._mu_tilde(est, bounds) if name in ("lucb-a", "lucb-b") else None,
                 evaluator=evaluator, sigmas=sigmas,
                 batch_size=self._batch_size(),
-                futility_switch=name in algorithms.FUTILITY_ALGORITHMS,
-                cost_balance=(algorithms.TUNER_COST_BALANCE
-                              if name in algorithms.FUTILITY_ALGORITHMS else None),
-                params=self._algorithm_params)
+                params=self._algorithm_params, **algorithms.tuner_switches(name))
             self.policy_ = algorithms.make_policy(name, ctx)
         else:
             self.policy_ = self.algorithm

@@ -90,8 +90,7 @@ def study_signature(tuner, X, y, groups) -> dict:
     (the effective ``n_jobs``) decides the pulls, so it is part of the
     signature; round-based algorithms resume with any ``n_jobs``.
     """
-    from . import algorithms
-    from .algorithms import FUTILITY_ALGORITHMS, REGISTRY
+    from .algorithms import REGISTRY, tuner_switches
 
     data = {"n_samples": int(_num_samples(X)), "hash": joblib.hash((X, y, groups))}
     sig = {"estimator": describe(tuner.estimator), "data": data}
@@ -99,13 +98,11 @@ def study_signature(tuner, X, y, groups) -> dict:
     entry = REGISTRY.get(tuner.algorithm_) if isinstance(tuner.algorithm, str) else None
     if entry is not None and entry.batched:
         sig["batch_size"] = tuner._batch_size()
-    if entry is not None and tuner.algorithm_ in FUTILITY_ALGORITHMS:
-        # studies written before the switch lack the key: they differ, and say so
-        sig["futility_switch"] = True
-        if algorithms.TUNER_COST_BALANCE is not None:  # absent in studies written before it
-            sig["cost_balance"] = algorithms.TUNER_COST_BALANCE
-    if tuner._validation() != "full":  # absent for the whole fold: older studies match
-        sig["validation"] = tuner._validation()
+    if entry is not None:
+        # studies written before a switch lack its key: they differ, and say so
+        sig.update(tuner_switches(tuner.algorithm_))
+    if tuner.validation_ != "full":  # absent for the whole fold: older studies match
+        sig["validation"] = tuner.validation_
     if tuner.algorithm_params:  # absent when empty: studies written before it still match
         sig["algorithm_params"] = describe(tuner.algorithm_params)
     if entry is not None and tuner.algorithm_.startswith("lucb-"):
