@@ -83,6 +83,11 @@ class PolicyContext:
         IISE / IISE-γ also leave a fidelity once it has cost this many rounds
         of the next one (:mod:`mftune.policies.elimination`); the tuner sets
         :data:`TUNER_COST_BALANCE`, the command line ``None`` (the papers' rule).
+    best_first : bool
+        IISE / IISE-γ hand a round out ``batch_size`` pulls at a time, best
+        candidates first, and recommend from the round in progress
+        (:mod:`mftune.policies.elimination`); the tuner sets it, the command
+        line does not (the papers' rounds).
     params : dict
         The tuner's ``algorithm_params``: options of the policy the tuner does
         not set itself (checked against :attr:`Entry.options`).
@@ -104,6 +109,7 @@ class PolicyContext:
     batch_size: int = 1
     futility_switch: bool = False
     cost_balance: float | None = None
+    best_first: bool = False
     params: dict = field(default_factory=dict)
 
 
@@ -167,12 +173,13 @@ def _iise(cls, bound: str):
         return cls(c.n_arms, c.costs, getattr(c, bound), delta=c.delta,
                    variance_proxy=c.variance_proxy, epsilon=c.epsilon,
                    random_state=c.random_state,
+                   batch_size=c.batch_size,
                    **{"futility_switch": c.futility_switch, "cost_balance": c.cost_balance,
-                      **c.params})
+                      "best_first": c.best_first, **c.params})
     return factory
 
 
-_SWITCHES = ("futility_switch", "cost_balance")
+_SWITCHES = ("futility_switch", "cost_balance", "best_first")
 register("iise", _iise(IISE, "xi"), bias="xi", options=_SWITCHES,
          description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
 register("iise-gamma", _iise(IISEGamma, "gamma"), bias="gamma", options=_SWITCHES,
@@ -193,7 +200,7 @@ def tuner_switches(name: str) -> dict:
     """
     if name not in FUTILITY_ALGORITHMS:
         return {}
-    switches = {"futility_switch": True}
+    switches = {"futility_switch": True, "best_first": True}
     if TUNER_COST_BALANCE is not None:
         switches["cost_balance"] = TUNER_COST_BALANCE
     return switches

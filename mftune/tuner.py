@@ -134,9 +134,11 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         Options of the chosen algorithm's policy that the tuner does not set
         itself, e.g. ``{"ard": True}`` (one GP length scale per dimension) or
         ``{"kernel": "matern"}`` for ``"mf-gp-ucb"`` / ``"gp-ucb"``,
-        ``{"futility_switch": False, "cost_balance": None}`` (the papers' phase
-        rule; the tuner leaves a fidelity once no candidate can be eliminated
-        there, or once it has cost one round of the next fidelity) for
+        ``{"futility_switch": False, "cost_balance": None, "best_first": False}``
+        (the papers' phase rule and rounds; the tuner leaves a fidelity once no
+        candidate can be eliminated there, or once it has cost one round of the
+        next fidelity, and runs a round ``n_jobs`` pulls at a time, best
+        candidates first, recommending from the round in progress) for
         ``"iise"`` / ``"iise-gamma"``, ``{"initial_sweep": False}`` for ``"lucb-*"``. An
         option the algorithm does not take raises a ``ValueError`` listing the
         allowed ones (:func:`mftune.algorithms.check_params`).
@@ -578,6 +580,10 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             self.policy_ = algorithms.make_policy(name, ctx)
         else:
             self.policy_ = self.algorithm
+        if est is not None and hasattr(self.policy_, "add_evidence"):
+            # the calibrated candidates count in the anytime recommendation (best-first IISE)
+            cal, rewards = self._cal_results
+            self.policy_.add_evidence(cal.arms, cal.fidelities, rewards)
         if hasattr(self.policy_, "update_bounds") and n_fid > 1:
             self.policy_.update_bounds(variance_proxy=sigmas**2)
             self._record_update(-1 if est is None else 0, {"variance_proxy": sigmas**2})
@@ -600,6 +606,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 "given_in": "the MFTuner arguments",
                 "futility_switch": bool(getattr(self.policy_, "futility_switch", False)),
                 "cost_balance": getattr(self.policy_, "cost_balance", None),
+                "best_first": bool(getattr(self.policy_, "best_first", False)),
+                "batch_size": int(getattr(self.policy_, "batch_size", 1)),
                 "algorithm_params": getattr(self, "_algorithm_params", None) or None}))
 
     def _record_update(self, batch, data):
@@ -647,6 +655,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         _raise_if_all_failed(recs)
         scores = np.array([r.scores[self._metric] for r in recs]).reshape(n_cal, n_fid, n_folds)
         self._cal_scores = scores
+        self._cal_results = (pulls, out.rewards)
         self.calibration_cost_ = float(out.costs.sum())
         try:
             est = estimate_bias(scores, out.costs.reshape(n_cal, n_fid, n_folds), self.delta)

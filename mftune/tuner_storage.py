@@ -86,9 +86,10 @@ def _qualname(obj) -> str:
 def study_signature(tuner, X, y, groups) -> dict:
     """What, besides candidates, fidelities, algorithm and seed, must match to resume.
 
-    For an algorithm with a batch rule (LUCB, the GP policies) the batch size
-    (the effective ``n_jobs``) decides the pulls, so it is part of the
-    signature; round-based algorithms resume with any ``n_jobs``.
+    For an algorithm with a batch rule (LUCB, the GP policies), and for IISE /
+    IISE-γ with best-first rounds (the tuner's default), the batch size (the
+    effective ``n_jobs``) decides the batches, so it is part of the signature;
+    whole-round algorithms resume with any ``n_jobs``.
     """
     from .algorithms import REGISTRY, tuner_switches
 
@@ -96,11 +97,12 @@ def study_signature(tuner, X, y, groups) -> dict:
     sig = {"estimator": describe(tuner.estimator), "data": data}
     sig.update({k: describe(getattr(tuner, k)) for k in _SIGNATURE_PARAMS})
     entry = REGISTRY.get(tuner.algorithm_) if isinstance(tuner.algorithm, str) else None
-    if entry is not None and entry.batched:
-        sig["batch_size"] = tuner._batch_size()
-    if entry is not None:
-        # studies written before a switch lack its key: they differ, and say so
-        sig.update(tuner_switches(tuner.algorithm_))
+    switches = tuner_switches(tuner.algorithm_) if entry is not None else {}
+    best_first = (tuner.algorithm_params or {}).get("best_first", switches.get("best_first"))
+    if entry is not None and (entry.batched or best_first):
+        sig["batch_size"] = tuner._batch_size()  # best-first rounds are asked in batches too
+    # studies written before a switch lack its key: they differ, and say so
+    sig.update(switches)
     if tuner.validation_ != "full":  # absent for the whole fold: older studies match
         sig["validation"] = tuner.validation_
     if tuner.algorithm_params:  # absent when empty: studies written before it still match

@@ -358,3 +358,105 @@ def test_cost_balance_keeps_delta_correctness():
 def test_cost_balance_must_be_positive():
     with pytest.raises(ValueError, match="cost_balance"):
         IISE(3, [1.0, 2.0], [0.1, 0.0], cost_balance=0.0)
+
+
+def _run_on_table(pol, table, max_batches=5000):
+    """Tell ``pol`` the rewards ``table[m, arm, k]`` of each arm's ``k``-th pull at ``m``:
+    the rewards do not depend on the order in which pulls are asked."""
+    orders = []
+    for _ in range(max_batches):
+        if pol.done:
+            break
+        p = pol.ask()
+        if not len(p):
+            break
+        orders.append((p.fidelities.copy(), p.arms.copy()))
+        k = pol.stats.counts[p.fidelities, p.arms]
+        pol.tell(p, table[p.fidelities, p.arms, k])
+    return orders
+
+
+@pytest.mark.parametrize("batch_size", [1, 3])
+def test_best_first_rounds_take_the_same_decisions(batch_size):
+    # Best-first rounds change only the order (and batching) of a round's pulls:
+    # given the same reward for each arm's k-th pull at each fidelity, the counts,
+    # eliminations, phase switches and final answer must be those of whole rounds.
+    env = make_iise_synthetic(12, [1, 10, 100], [0.8, 0.2, 0.0], [0.2, 0.05, 0.0],
+                              random_state=3)
+    rng = np.random.default_rng(5)
+    table = np.stack([env.pull(np.repeat(np.arange(env.n_arms), 400),
+                               np.full(400 * env.n_arms, m), rng).reshape(env.n_arms, 400)
+                      for m in range(3)])
+    for cls, bound in ((IISE, env.xi), (IISEGamma, env.gamma)):
+        kw = dict(futility_switch=True, cost_balance=1.0)
+        plain = cls(env.n_arms, env.costs, bound, 0.05, env.variance_proxy, **kw)
+        best = cls(env.n_arms, env.costs, bound, 0.05, env.variance_proxy, **kw,
+                   best_first=True, batch_size=batch_size)
+        _run_on_table(plain, table)
+        orders = _run_on_table(best, table)
+        assert plain.done and best.done
+        np.testing.assert_array_equal(best.stats.counts, plain.stats.counts)
+        np.testing.assert_array_equal(best.eliminated_round, plain.eliminated_round)
+        assert best.recommend() == plain.recommend()
+        assert max(len(a) for _, a in orders) <= batch_size
+
+
+def test_best_first_asks_the_best_arms_first_and_recommends_from_the_round():
+    # Noise-free arms with distinct means: a phase's first round goes in decreasing
+    # order of the previous fidelity's means, and mid-round the recommendation is
+    # the best of the arms already pulled at the new fidelity.
+    mu0 = np.array([0.1, 0.5, 0.3, 0.7, 0.2])
+    mu1 = np.array([0.15, 0.45, 0.6, 0.5, 0.25])  # fidelity 1 reverses arms 2 and 3
+    env = _NoiseFree(np.vstack([mu0, mu1]), [1.0, 2.0], [0.5, 0.0], [0.5, 0.0], 0.01)
+    pol = IISEGamma(5, env.costs, env.gamma, 0.05, env.variance_proxy, best_first=True,
+                    batch_size=1, cost_balance=1.0)
+    seen = []
+    while pol.fidelity_ == 0:
+        p = pol.ask()
+        seen.append(int(p.arms[0]))
+        pol.tell(p, mu0[p.arms])
+    assert seen[:5] == list(range(5))  # no data yet: index order
+    survivors = np.flatnonzero(pol.active)
+    assert survivors.size >= 3
+    expected = survivors[np.argsort(-mu0[survivors], kind="stable")]
+    got = []
+    for _ in range(expected.size):
+        p = pol.ask()
+        assert len(p) == 1 and p.fidelities[0] == 1
+        got.append(int(p.arms[0]))
+        pol.tell(p, mu1[p.arms])
+        if len(got) < expected.size:
+            # reads the round in progress: the best at fidelity 1 among those pulled
+            assert pol.recommend() == got[int(np.argmax(mu1[got]))]
+    assert got == expected.tolist()
+    assert pol.recommend() == int(survivors[np.argmax(mu1[survivors])]) or pol.done
+
+
+def test_evidence_counts_in_the_anytime_recommendation_only():
+    # Results from outside the rounds (the tuner's calibration) may make an arm the
+    # recommendation -- it reached a higher fidelity -- but never enter a test:
+    # the run takes the same decisions with and without them.
+    env = make_iise_synthetic(12, [1, 10, 100], [0.8, 0.2, 0.0], [0.2, 0.05, 0.0],
+                              random_state=3)
+    rng = np.random.default_rng(5)
+    table = np.stack([env.pull(np.repeat(np.arange(env.n_arms), 400),
+                               np.full(400 * env.n_arms, m), rng).reshape(env.n_arms, 400)
+                      for m in range(3)])
+    kw = dict(futility_switch=True, cost_balance=1.0, best_first=True)
+    plain = IISEGamma(env.n_arms, env.costs, env.gamma, 0.05, env.variance_proxy, **kw)
+    told = IISEGamma(env.n_arms, env.costs, env.gamma, 0.05, env.variance_proxy, **kw)
+    # arm 7 "calibrated" at fidelity 1 with a high score: before the rounds reach
+    # fidelity 1 it is the recommendation, whatever fidelity 0 says
+    told.add_evidence([7, 7, 2], [1, 1, 0], [5.0, 5.0, 9.0])
+    assert told.recommend() == 7 and plain.recommend() == 0
+    p = told.ask()
+    told.tell(p, table[p.fidelities, p.arms, 0])
+    assert told.recommend() == 7
+    _run_on_table(plain, table)
+    _run_on_table(told, table)
+    np.testing.assert_array_equal(told.stats.counts, plain.stats.counts)
+    np.testing.assert_array_equal(told.eliminated_round, plain.eliminated_round)
+    with pytest.raises(ValueError, match="fidelities"):
+        told.add_evidence([0], [3], [1.0])
+    with pytest.raises(ValueError, match="same length"):
+        told.add_evidence([0, 1], [0], [1.0])

@@ -165,11 +165,15 @@ def test_tuner_batch_size_follows_n_jobs_for_batch_rule_algorithms(tmp_path):
         iise = tuner("iise", 3).fit(X, y)
     assert lucb.policy_.batch_size == 3
     assert gp.policy_.inner.batch_size == 2  # one query = 3 CV pulls: 2 queries fill 4 jobs
-    assert iise.policy_.batch_size == 1  # a round already
+    assert iise.policy_.batch_size == 3  # best-first rounds: n_jobs pulls at a time
     # with storage, the batch size is part of what must match to resume
     path = tmp_path / "lucb.db"
     tuner("lucb-c", 1, storage=path).fit(X, y)
     with pytest.raises(ValueError, match=r"storage=.*batch_size"):
         tuner("lucb-c", 2, storage=path).fit(X, y)
     tuner("iise", 1, storage=tmp_path / "iise.db").fit(X, y)
-    tuner("iise", 2, storage=tmp_path / "iise.db").fit(X, y)  # rounds: any n_jobs resumes
+    with pytest.raises(ValueError, match=r"storage=.*batch_size"):
+        tuner("iise", 2, storage=tmp_path / "iise.db").fit(X, y)
+    whole = {"algorithm_params": {"best_first": False}}  # whole rounds: any n_jobs resumes
+    tuner("iise", 1, storage=tmp_path / "round.db", **whole).fit(X, y)
+    tuner("iise", 2, storage=tmp_path / "round.db", **whole).fit(X, y)

@@ -22,12 +22,12 @@ def data():
 SPACE = {"C": Real(1e-4, 1e2, log=True)}
 
 
-def _fit_six(data, algorithm, max_pulls):
+def _fit_six(data, algorithm, max_pulls, **kwargs):
     """MFTuner over 6 sampled candidates at 100/399 rows, 3-fold CV."""
     X, y = data
     return MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm,
                    n_candidates=6, cv=3, fidelities=[100, 399], max_pulls=max_pulls,
-                   random_state=0).fit(X, y)
+                   random_state=0, **kwargs).fit(X, y)
 
 
 @pytest.mark.parametrize("algorithm", ["lucb-a", "lucb-b", "lucb-c"])
@@ -195,6 +195,18 @@ def test_tuner_elimination_uses_its_switches_and_the_cli_does_not(data, algorith
         on_settings = {**settings, "futility_switch": True, "cost_balance": 1.0}
         assert make_policy(algorithm, 6, on_settings).futility_switch is True
         assert make_policy(algorithm, 6, on_settings).cost_balance == 1.0
+    # best-first rounds, run n_jobs pulls at a time: one history entry per pull
+    assert t.policy_.best_first is on
+    assert make_policy(algorithm, 6, settings).best_first is False
+    sig = study_signature(t, X, y, None)
+    assert sig.get("best_first", False) is on and ("batch_size" in sig) is on
+    if on:
+        phase = np.asarray(t.pulls_["phase"])
+        assert len(t.history_) == sum(phase == "search")
+        # the calibration's results count in the anytime recommendation
+        assert t.policy_.evidence_.counts.sum() == sum(phase == "calibration") > 0
+        whole = _fit_six(data, algorithm, 60, algorithm_params={"best_first": False})
+        assert len(whole.history_) < len(t.history_)
 
 
 def test_algorithm_params_reach_the_policy(data, tmp_path):

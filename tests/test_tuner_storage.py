@@ -100,34 +100,41 @@ def test_storage_writes_the_study_and_one_row_per_pull(data, tmp_path):
 N_CAL = 12  # calibration pulls of small(): 3 candidates x 2 fidelities x 2 folds
 
 
+@pytest.mark.parametrize("best_first", [True, False])
 def test_interrupted_fit_resumes_exactly_without_rerunning_finished_pulls(data, tmp_path,
-                                                                          fits):
+                                                                          fits, best_first):
+    # best_first (the tuner's default): a round runs one pull per batch (n_jobs=1), so
+    # Ctrl+C loses only the pull it interrupted; whole rounds lose the round.
     X, y = data
-    ref = small().fit(X, y)  # uninterrupted, no storage
+    kw = {} if best_first else {"algorithm_params": {"best_first": False}}
+    ref = small(**kw).fit(X, y)  # uninterrupted, no storage
     n_ref = len(ref.pulls_["candidate"])
     assert (np.asarray(ref.pulls_["phase"]) == "calibration").sum() == N_CAL
     path = tmp_path / "study.db"
     fits.update(n=0, interrupt_at=N_CAL + 8)  # Ctrl+C inside the second round of 5
-    t = small(storage=path).fit(X, y)
+    t = small(storage=path, **kw).fit(X, y)
     assert t.stopping_reason_ == "interrupted"
     rows = rows_of(path)
     finished = sum(r.finished for r in rows)
-    # consistent file: nothing left running; the interrupted round is pending (re-run later)
-    assert finished == N_CAL + 5 and [r.status for r in rows[finished:]] == ["pending"] * 5
+    lost = 1 if best_first else 5  # the interrupted batch: one pull, or the whole round
+    # consistent file: nothing left running; the interrupted batch is pending (re-run later)
+    assert finished == N_CAL + (7 if best_first else 5)
+    assert [r.status for r in rows[finished:]] == ["pending"] * lost
     assert [r.arm for r in rows if r.finished] == t.pulls_["candidate"].tolist()
     fits["n"] = 0
-    t2 = small(storage=path).fit(X, y)
+    t2 = small(storage=path, **kw).fit(X, y)
     assert_same_pulls(t2, ref)
     assert t2.best_params_ == ref.best_params_ and t2.stopping_reason_ == ref.stopping_reason_
     # no finished pull is evaluated twice: only the rest of the uninterrupted run is fitted
     assert fits["n"] == n_ref - finished and t2.n_replayed_ == finished
     rows = rows_of(path)
     assert len(rows) == n_ref and all(r.status == "done" for r in rows)
-    # only the round Ctrl+C interrupted was started twice (it had not finished)
-    assert [r.attempts for r in rows] == [1] * finished + [2] * 5 + [1] * (n_ref - finished - 5)
+    # only the batch Ctrl+C interrupted was started twice (it had not finished)
+    assert [r.attempts for r in rows] == ([1] * finished + [2] * lost
+                                          + [1] * (n_ref - finished - lost))
     # a third fit replays everything and evaluates nothing
     fits["n"] = 0
-    t3 = small(storage=path).fit(X, y)
+    t3 = small(storage=path, **kw).fit(X, y)
     assert fits["n"] == 0 and t3.best_params_ == ref.best_params_
     assert_same_pulls(t3, ref)
 
@@ -295,7 +302,8 @@ def test_status_report_and_export_read_a_tuner_study(tmp_path):
 def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     X, y = data
     path = tmp_path / "study.db"
-    # 12 pulls: two rounds of 5 candidates and a third cut short after 2 pulls
+    # 12 pulls: two rounds of 5 candidates and a third cut short after 2 pulls, one
+    # pull per batch (best-first rounds, n_jobs=1)
     t = small(storage=path, max_pulls=12).fit(X, y)
     res = CliRunner().invoke(main, ["status", str(path)])
     assert res.exit_code == 0, res.output
@@ -303,7 +311,7 @@ def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     assert "not certified yet" in res.output
     s = json.loads(CliRunner().invoke(main, ["status", str(path), "--json"]).output)
     # the replay tells the cut round's two pulls, as the tuner did: same recommendation
-    assert len(s["timeline"]) == 3 and s["best"]["arm"] == t.best_index_
+    assert len(s["timeline"]) == 12 and s["best"]["arm"] == t.best_index_
 
 
 def test_a_study_written_before_the_futility_switch_is_refused_by_name(data, tmp_path):

@@ -73,7 +73,8 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
         resume asks the same batches) and ``futility_switch`` (default False:
         IISE / IISE-γ with the papers' switch rule; MFTuner's studies store True),
         ``cost_balance`` (default None, the papers' rule; MFTuner's studies
-        store theirs)
+        store theirs), ``best_first`` (default False, the papers' rounds;
+        MFTuner's studies store True)
         and ``algorithm_params`` (MFTuner's, when given).
     random_state : int or None
 
@@ -97,6 +98,7 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
         batch_size=int(settings.get("batch_size", 1)),
         futility_switch=bool(settings.get("futility_switch", False)),
         cost_balance=settings.get("cost_balance"),
+        best_first=bool(settings.get("best_first", False)),
         params=dict(settings.get("algorithm_params") or {}),
     )
     return algorithms.make_policy(name, ctx)
