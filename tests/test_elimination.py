@@ -460,3 +460,27 @@ def test_evidence_counts_in_the_anytime_recommendation_only():
         told.add_evidence([0], [3], [1.0])
     with pytest.raises(ValueError, match="same length"):
         told.add_evidence([0, 1], [0], [1.0])
+
+
+def test_best_first_recommendation_compares_closed_rounds_mid_round():
+    # Wide bounds: nothing is eliminated and the phase at fidelity 0 lasts. In round 2
+    # arm 1 draws a large score before arm 2 has its second pull: mid-round the answer
+    # stays on the closed round's means (same splits for all); once the round closes,
+    # arm 1 leads.
+    pol = IISEGamma(3, [1.0, 100.0], [5.0, 0.0], 0.05, 1.0, best_first=True)
+    first = np.array([0.5, 0.4, 0.3])
+    p = pol.ask()  # one pull per batch
+    while len(p):
+        pol.tell(p, first[p.arms])
+        p = pol.ask() if pol.n_rounds == 0 else Pulls.empty()
+    assert pol.n_rounds == 1 and pol.recommend() == 0
+    second = {0: 0.5, 1: 2.0, 2: 0.3}
+    asked = []
+    for _ in range(3):
+        p = pol.ask()
+        asked.append(int(p.arms[0]))
+        pol.tell(p, np.array([second[asked[-1]]]))
+        if len(asked) < 3:
+            assert pol.recommend() == 0, asked
+    assert asked == [0, 1, 2] and pol.fidelity_ == 0
+    assert pol.recommend() == 1

@@ -204,7 +204,10 @@ class PhasedElimination(Policy):
 
         "With data": every survivor has a pull there. With ``best_first``
         (unless the ε rule stopped the run): any survivor has, counting the
-        results of :meth:`add_evidence`, and the arms compared are those that have.
+        results of :meth:`add_evidence`, and the arms compared are those that
+        have -- on the phase's closed rounds once one has closed, so that a
+        round in progress never sets one candidate's ``t + 1`` pulls against
+        another's ``t``.
         """
         active = np.flatnonzero(self.active)
         if active.size == 1:
@@ -220,8 +223,15 @@ class PhasedElimination(Policy):
         if with_data.size == 0:
             return int(active[0])
         m = with_data[-1]
+        counts, sums = counts[m], sums[m]
+        closed = self.__dict__.get("_closed")
+        if anytime and self.t_ > 0 and closed is not None and closed[:2] == (m, self.t_):
+            # a later round in progress: compare the closed rounds (the same splits for
+            # every survivor), not one candidate's t+1 pulls against another's t
+            counts = counts - self.stats.counts[m, active] + self.t_
+            sums = sums - self.stats.sums[m, active] + closed[2][active]
         with np.errstate(divide="ignore", invalid="ignore"):
-            means = np.where(counts[m] > 0, sums[m] / counts[m], -np.inf)
+            means = np.where(counts > 0, sums / counts, -np.inf)
         return int(active[np.argmax(means)])
 
     def add_evidence(self, arms, fidelities, rewards) -> None:
@@ -336,6 +346,8 @@ class PhasedElimination(Policy):
         self.t_ += n
         self.n_rounds += n
         m = self.fidelity_
+        if self.best_first:  # the sums of the closed rounds, for the anytime recommendation
+            self._closed = (m, self.t_, self.stats.sums[m].copy())
         b = self.radius(np.array([self.t_]))
         means = cums[-1] / float(self.t_)
         out = means.max() - means >= 2.0 * b[0] + self.widths[m]
