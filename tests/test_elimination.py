@@ -360,6 +360,18 @@ def test_cost_balance_must_be_positive():
         IISE(3, [1.0, 2.0], [0.1, 0.0], cost_balance=0.0)
 
 
+def _reward_table(n_pulls=400):
+    """A 12-arm synthetic instance and ``table[m, arm, k]``: the reward of each arm's
+    ``k``-th pull at fidelity ``m`` (seeded)."""
+    env = make_iise_synthetic(12, [1, 10, 100], [0.8, 0.2, 0.0], [0.2, 0.05, 0.0],
+                              random_state=3)
+    rng = np.random.default_rng(5)
+    arms = np.repeat(np.arange(env.n_arms), n_pulls)
+    table = np.stack([env.pull(arms, np.full(arms.size, m), rng).reshape(env.n_arms, n_pulls)
+                      for m in range(env.costs.size)])
+    return env, table
+
+
 def _run_on_table(pol, table, max_batches=5000):
     """Tell ``pol`` the rewards ``table[m, arm, k]`` of each arm's ``k``-th pull at ``m``:
     the rewards do not depend on the order in which pulls are asked."""
@@ -381,12 +393,7 @@ def test_best_first_rounds_take_the_same_decisions(batch_size):
     # Best-first rounds change only the order (and batching) of a round's pulls:
     # given the same reward for each arm's k-th pull at each fidelity, the counts,
     # eliminations, phase switches and final answer must be those of whole rounds.
-    env = make_iise_synthetic(12, [1, 10, 100], [0.8, 0.2, 0.0], [0.2, 0.05, 0.0],
-                              random_state=3)
-    rng = np.random.default_rng(5)
-    table = np.stack([env.pull(np.repeat(np.arange(env.n_arms), 400),
-                               np.full(400 * env.n_arms, m), rng).reshape(env.n_arms, 400)
-                      for m in range(3)])
+    env, table = _reward_table()
     for cls, bound in ((IISE, env.xi), (IISEGamma, env.gamma)):
         kw = dict(futility_switch=True, cost_balance=1.0)
         plain = cls(env.n_arms, env.costs, bound, 0.05, env.variance_proxy, **kw)
@@ -436,12 +443,7 @@ def test_evidence_counts_in_the_anytime_recommendation_only():
     # Results from outside the rounds (the tuner's calibration) may make an arm the
     # recommendation -- it reached a higher fidelity -- but never enter a test:
     # the run takes the same decisions with and without them.
-    env = make_iise_synthetic(12, [1, 10, 100], [0.8, 0.2, 0.0], [0.2, 0.05, 0.0],
-                              random_state=3)
-    rng = np.random.default_rng(5)
-    table = np.stack([env.pull(np.repeat(np.arange(env.n_arms), 400),
-                               np.full(400 * env.n_arms, m), rng).reshape(env.n_arms, 400)
-                      for m in range(3)])
+    env, table = _reward_table()
     kw = dict(futility_switch=True, cost_balance=1.0, best_first=True)
     plain = IISEGamma(env.n_arms, env.costs, env.gamma, 0.05, env.variance_proxy, **kw)
     told = IISEGamma(env.n_arms, env.costs, env.gamma, 0.05, env.variance_proxy, **kw)
