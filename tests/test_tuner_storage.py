@@ -330,19 +330,23 @@ def test_a_study_written_before_the_futility_switch_is_refused_by_name(data, tmp
         small(storage=path, max_pulls=12).fit(X, y)
 
 
-@pytest.mark.parametrize("key", ["cost_balance", "validation"])
+@pytest.mark.parametrize("key", ["cost_balance", "validation", "best_first"])
 def test_a_study_written_before_the_cost_balance_or_validation_is_refused_by_name(
         data, tmp_path, key):
-    # As for the futility switch: a tuner study records the cost balance of its
-    # IISE-gamma and the proportional validation rows; a study without them was
+    # As for the futility switch: a tuner study records the cost balance and the
+    # best-first rounds of its IISE-gamma and the proportional validation rows; a
+    # study without them was
     # written with other pulls or switches, and a resume names the setting.
     X, y = data
     path = tmp_path / "study.db"
     small(storage=path, max_pulls=12).fit(X, y)
     with sqlite3.connect(path) as conn:
         spec = json.loads(conn.execute("SELECT spec FROM study").fetchone()[0])
-        assert spec["tuner"][key] == {"cost_balance": 1.0, "validation": "proportional"}[key]
+        assert spec["tuner"][key] == {"cost_balance": 1.0, "validation": "proportional",
+                                      "best_first": True}[key]
         del spec["tuner"][key]
+        if key == "best_first":  # studies written before best-first rounds lack both
+            del spec["tuner"]["batch_size"]
         conn.execute("UPDATE study SET spec = ?", (json.dumps(spec),))
     with pytest.raises(ValueError, match=f"storage=.*{key}"):
         small(storage=path, max_pulls=12).fit(X, y)
