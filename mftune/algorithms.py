@@ -88,6 +88,9 @@ class PolicyContext:
         candidates first, and recommend from the round in progress
         (:mod:`mftune.policies.elimination`); the tuner sets it, the command
         line does not (the papers' rounds).
+    chunk_cost : float or None
+        With ``best_first``, the seconds of pulls each worker gets per batch
+        (:data:`TUNER_CHUNK_SECONDS` in the tuner).
     params : dict
         The tuner's ``algorithm_params``: options of the policy the tuner does
         not set itself (checked against :attr:`Entry.options`).
@@ -110,6 +113,7 @@ class PolicyContext:
     futility_switch: bool = False
     cost_balance: float | None = None
     best_first: bool = False
+    chunk_cost: float | None = None
     params: dict = field(default_factory=dict)
 
 
@@ -175,11 +179,11 @@ def _iise(cls, bound: str):
                    random_state=c.random_state,
                    batch_size=c.batch_size,
                    **{"futility_switch": c.futility_switch, "cost_balance": c.cost_balance,
-                      "best_first": c.best_first, **c.params})
+                      "best_first": c.best_first, "chunk_cost": c.chunk_cost, **c.params})
     return factory
 
 
-_SWITCHES = ("futility_switch", "cost_balance", "best_first")
+_SWITCHES = ("futility_switch", "cost_balance", "best_first", "chunk_cost")
 register("iise", _iise(IISE, "xi"), bias="xi", options=_SWITCHES,
          description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
 register("iise-gamma", _iise(IISEGamma, "gamma"), bias="gamma", options=_SWITCHES,
@@ -190,6 +194,10 @@ FUTILITY_ALGORITHMS = ("iise", "iise-gamma")
 #: The tuner's ``cost_balance`` of IISE / IISE-γ (``None``: Eq. 8 and the futility
 #: switch alone); docs/tuner.md has the measurements behind it.
 TUNER_COST_BALANCE: float | None = 1.0
+#: Seconds of pulls each worker gets per batch of the tuner's best-first rounds: the
+#: answer follows an expensive round pull by pull, while cheap rounds still go out
+#: in batches large enough to keep joblib's workers busy (docs/parallel.md).
+TUNER_CHUNK_SECONDS: float = 1.0
 
 
 def tuner_switches(name: str) -> dict:
@@ -200,7 +208,8 @@ def tuner_switches(name: str) -> dict:
     """
     if name not in FUTILITY_ALGORITHMS:
         return {}
-    switches = {"futility_switch": True, "best_first": True}
+    switches = {"futility_switch": True, "best_first": True,
+                "chunk_cost": TUNER_CHUNK_SECONDS}
     if TUNER_COST_BALANCE is not None:
         switches["cost_balance"] = TUNER_COST_BALANCE
     return switches

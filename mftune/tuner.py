@@ -608,6 +608,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                 "cost_balance": getattr(self.policy_, "cost_balance", None),
                 "best_first": bool(getattr(self.policy_, "best_first", False)),
                 "batch_size": int(getattr(self.policy_, "batch_size", 1)),
+                "chunk_cost": getattr(self.policy_, "chunk_cost", None),
                 "algorithm_params": getattr(self, "_algorithm_params", None) or None}))
 
     def _record_update(self, batch, data):
@@ -682,6 +683,12 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         cost = np.array([r.cost for r in recs])
         lam = running_costs(np.bincount(fid, cost, n_fid), np.bincount(fid, minlength=n_fid),
                             self._prior_costs)
+        if getattr(policy, "best_first", False):
+            policy.pull_costs_ = lam  # seconds, whatever `costs` says: sizes the batches
+        if getattr(policy, "round_open", False):
+            # best-first rounds: σ, costs and bounds change only between rounds, so the
+            # decisions are those of whole rounds however the round was batched
+            return
         new_bounds = None
         if self.bias_mode_ == "adaptive" and n_fid > 1 and self._kind is not None:
             dp = self.delta / (policy.n_arms * n_fid)

@@ -10,6 +10,7 @@ from sklearn.linear_model import LogisticRegression
 from mftune import MFTuner, Real
 from mftune.benchmarks.bandits import GaussianBandit
 from mftune.policies.base import Pulls
+from mftune.policies.elimination import IISEGamma
 from mftune.policies.lucb import MultiFidelityLUCB
 from mftune.tuner_policies import ScoreLUCB, lucb_mu_tilde
 
@@ -195,18 +196,23 @@ def test_tuner_elimination_uses_its_switches_and_the_cli_does_not(data, algorith
         on_settings = {**settings, "futility_switch": True, "cost_balance": 1.0}
         assert make_policy(algorithm, 6, on_settings).futility_switch is True
         assert make_policy(algorithm, 6, on_settings).cost_balance == 1.0
-    # best-first rounds, run n_jobs pulls at a time: one history entry per pull
+    # best-first rounds: handed out TUNER_CHUNK_SECONDS of pulls per worker at a time
     assert t.policy_.best_first is on
     assert make_policy(algorithm, 6, settings).best_first is False
     sig = study_signature(t, X, y, None)
     assert sig.get("best_first", False) is on and ("batch_size" in sig) is on
     if on:
+        from mftune.algorithms import TUNER_CHUNK_SECONDS
+
+        assert t.policy_.chunk_cost == TUNER_CHUNK_SECONDS
         phase = np.asarray(t.pulls_["phase"])
-        assert len(t.history_) == sum(phase == "search")
         # the calibration's results count in the anytime recommendation
         assert t.policy_.evidence_.counts.sum() == sum(phase == "calibration") > 0
-        whole = _fit_six(data, algorithm, 60, algorithm_params={"best_first": False})
-        assert len(whole.history_) < len(t.history_)
+        # these pulls take milliseconds: a second's worth is a whole round, so there
+        # are fewer batches than pulls; without the chunk cost, one batch per pull
+        assert len(t.history_) < sum(phase == "search")
+        single = _fit_six(data, algorithm, 60, algorithm_params={"chunk_cost": None})
+        assert len(single.history_) == sum(np.asarray(single.pulls_["phase"]) == "search")
 
 
 def test_algorithm_params_reach_the_policy(data, tmp_path):
@@ -236,3 +242,50 @@ def test_algorithm_params_reach_the_policy(data, tmp_path):
         MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm="iise-gamma",
                 n_candidates=6, cv=3, fidelities=[100, 399], max_pulls=30, costs="levels",
                 random_state=0, storage=str(path)).fit(X, y)
+
+
+def test_best_first_batches_take_the_decisions_of_whole_rounds(data, tmp_path):
+    # The tuner updates sigma, costs and bias bounds only between rounds, so a
+    # best-first search (here one pull per batch) makes exactly the pulls and
+    # eliminations of whole rounds; fixed costs make both runs deterministic.
+    from mftune.store import StudyStore
+
+    kw = dict(costs="levels", epsilon=0.05)
+    path = tmp_path / "s.db"
+    one = _fit_six(data, "iise-gamma", 2000, algorithm_params={"chunk_cost": None},
+                   storage=str(path), **kw)
+    with StudyStore(path) as store:  # one stored update per closed round, none mid-round
+        updated = [b for b in store.updates() if b >= 1]
+        batches = {r.batch for r in store.rows() if r.kind == "policy"}
+    assert len(updated) == one.policy_.n_rounds < len(batches)
+    whole = _fit_six(data, "iise-gamma", 2000, algorithm_params={"best_first": False}, **kw)
+    assert one.stopping_reason_ == whole.stopping_reason_ == "stopping-rule"
+
+    def made(t):
+        p = t.pulls_
+        return sorted(zip(p["candidate"].tolist(), p["fidelity"].tolist(), p["split"].tolist(),
+                          strict=True))
+
+    assert made(one) == made(whole) and len(one.history_) > len(whole.history_)
+    np.testing.assert_array_equal(one.cv_results_["eliminated_round"],
+                                  whole.cv_results_["eliminated_round"])
+    np.testing.assert_array_equal(one.sigma_, whole.sigma_)
+    assert one.best_index_ == whole.best_index_
+
+
+def test_best_first_chunks_follow_the_cost_of_a_pull():
+    # chunk_cost worth of pulls per worker: 2 workers x ceil(1.0 / 0.3) = 8 pulls at
+    # the cheap fidelity; the round is open until its last pull is told
+    pol = IISEGamma(12, [0.3, 2.0], [0.5, 0.0], 0.05, 1.0, best_first=True, batch_size=2,
+                    chunk_cost=1.0)
+    p = pol.ask()
+    assert len(p) == 8 and pol.round_open
+    pol.tell(p, np.zeros(8))
+    rest = pol.ask()
+    assert len(rest) == 4 and pol.round_open
+    pol.tell(rest, np.zeros(4))
+    assert not pol.round_open and pol.n_rounds == 1
+    pol.pull_costs_ = np.array([0.01, 0.5])  # measured seconds take over from lambda
+    assert len(pol.ask()) == 12
+    with pytest.raises(ValueError, match="chunk_cost"):
+        IISEGamma(3, [1.0, 2.0], [0.1, 0.0], chunk_cost=0.0)

@@ -103,10 +103,11 @@ N_CAL = 12  # calibration pulls of small(): 3 candidates x 2 fidelities x 2 fold
 @pytest.mark.parametrize("best_first", [True, False])
 def test_interrupted_fit_resumes_exactly_without_rerunning_finished_pulls(data, tmp_path,
                                                                           fits, best_first):
-    # best_first (the tuner's default): a round runs one pull per batch (n_jobs=1), so
-    # Ctrl+C loses only the pull it interrupted; whole rounds lose the round.
+    # best-first rounds one pull per batch (n_jobs=1, no chunk cost; the default chunk
+    # is a second of pulls, a whole round of these cheap fits): Ctrl+C loses only the
+    # pull it interrupted; whole rounds lose the round.
     X, y = data
-    kw = {} if best_first else {"algorithm_params": {"best_first": False}}
+    kw = {"algorithm_params": {"chunk_cost": None} if best_first else {"best_first": False}}
     ref = small(**kw).fit(X, y)  # uninterrupted, no storage
     n_ref = len(ref.pulls_["candidate"])
     assert (np.asarray(ref.pulls_["phase"]) == "calibration").sum() == N_CAL
@@ -302,8 +303,8 @@ def test_status_report_and_export_read_a_tuner_study(tmp_path):
 def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     X, y = data
     path = tmp_path / "study.db"
-    # 12 pulls: two rounds of 5 candidates and a third cut short after 2 pulls, one
-    # pull per batch (best-first rounds, n_jobs=1)
+    # 12 pulls: two rounds of 5 candidates and a third cut short after 2 pulls (in
+    # best-first batches of about a second of fits each: timing decides how many)
     t = small(storage=path, max_pulls=12).fit(X, y)
     res = CliRunner().invoke(main, ["status", str(path)])
     assert res.exit_code == 0, res.output
@@ -311,7 +312,8 @@ def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     assert "not certified yet" in res.output
     s = json.loads(CliRunner().invoke(main, ["status", str(path), "--json"]).output)
     # the replay tells the cut round's two pulls, as the tuner did: same recommendation
-    assert len(s["timeline"]) == 12 and s["best"]["arm"] == t.best_index_
+    batches = {r.batch for r in rows_of(path) if r.kind == "policy"}
+    assert len(s["timeline"]) == len(batches) >= 3 and s["best"]["arm"] == t.best_index_
 
 
 def test_a_study_written_before_the_futility_switch_is_refused_by_name(data, tmp_path):

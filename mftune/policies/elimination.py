@@ -42,7 +42,8 @@ What is found and what is reconstructed (see ALGORITHMS.md, section 1):
   hundred rounds on the 15,000-row SVM task of ``mftune bench
   tuner-vs-halving``, eliminating little.
 * *best-first rounds* (``best_first=True``, off by default) are ours
-  [RECON]: a round's pulls are handed out ``batch_size`` at a time, in
+  [RECON]: a round's pulls are handed out ``batch_size`` at a time (or
+  ``chunk_cost`` worth per worker), in
   decreasing order of each arm's mean at the current fidelity (at the
   previous phase's fidelity in a phase's first round), and the anytime
   recommendation reads the round in progress -- the best surviving arm among
@@ -146,6 +147,12 @@ class PhasedElimination(Policy):
     batch_size : int, default=1
         Pulls :meth:`ask` returns at once when ``best_first`` (a whole round
         otherwise).
+    chunk_cost : float, optional
+        With ``best_first``: hand each of the ``batch_size`` workers as many
+        pulls as make ``chunk_cost`` (at least one), costed by
+        :attr:`pull_costs_` when set (the tuner's measured seconds), else λ --
+        so cheap fidelities still go in large batches. ``None``: one pull per
+        worker.
     """
 
     def __init__(
@@ -164,6 +171,7 @@ class PhasedElimination(Policy):
         cost_balance: float | None = None,
         best_first: bool = False,
         batch_size: int = 1,
+        chunk_cost: float | None = None,
     ):
         costs = check_costs(costs, "costs")
         super().__init__(n_arms, costs.size, random_state)
@@ -182,6 +190,8 @@ class PhasedElimination(Policy):
         self.balanced_switches_ = 0  # phases left by the cost balance
         self.best_first = bool(best_first)
         self.batch_size = check_batch_size(batch_size)
+        self.chunk_cost = None if chunk_cost is None else check_positive(chunk_cost, "chunk_cost")
+        self.pull_costs_ = None  # cost of one pull per fidelity for the chunks (None: λ)
         self.phase_ = 0  # index into self.phases
         self.t_ = 0  # completed rounds in the current phase
         self.stopped_early_ = False
@@ -269,8 +279,23 @@ class PhasedElimination(Policy):
         need = (self.stats.counts[m, arms] + self.pending[m, arms]) < self.t_ + 1
         arms = arms[need]
         if self.best_first and arms.size:
-            arms = self._best_first(arms)[:n]
+            per_worker = 1
+            if self.chunk_cost is not None:
+                cost = self.costs if self.pull_costs_ is None else self.pull_costs_
+                per_worker = max(1, int(np.ceil(self.chunk_cost / cost[m] - 1e-9)))
+            arms = self._best_first(arms)[:n * per_worker]
         return Pulls(arms, np.full(arms.size, m))
+
+    @property
+    def round_open(self) -> bool:
+        """Whether a round has pulls asked or told but is not closed yet.
+
+        The tuner updates σ, costs and bias bounds only between rounds, so
+        best-first batches take exactly the decisions of whole rounds.
+        """
+        arms = self._round_arms()
+        m = self.fidelity_
+        return bool(np.any(self.stats.counts[m, arms] + self.pending[m, arms] != self.t_))
 
     def _best_first(self, arms: np.ndarray) -> np.ndarray:
         """``arms`` by decreasing mean at the current fidelity (the previous phase's in a
@@ -568,7 +593,8 @@ class _BoundedElimination(PhasedElimination):
     _bias_name = "xi"
 
     def __init__(self, n_arms, costs, bias, delta, variance_proxy, epsilon, random_state,
-                 futility_switch=False, cost_balance=None, best_first=False, batch_size=1):
+                 futility_switch=False, cost_balance=None, best_first=False, batch_size=1,
+                 chunk_cost=None):
         costs = check_costs(costs)
         bias = check_bias(bias, self._bias_name, costs.size)
         self._set_bias(bias)
@@ -579,6 +605,7 @@ class _BoundedElimination(PhasedElimination):
             delta_prime=check_delta(delta) / (n_arms * costs.size), epsilon=epsilon,
             random_state=random_state, futility_switch=futility_switch,
             cost_balance=cost_balance, best_first=best_first, batch_size=batch_size,
+            chunk_cost=chunk_cost,
         )
 
     def _current_bias(self):
@@ -620,14 +647,17 @@ class IISE(_BoundedElimination):
         recommend from the round in progress ([RECON], see the module
         docstring); ``False`` reproduces the paper.
     batch_size : int, default=1
-        Pulls per :meth:`ask` with ``best_first``.
+        Pulls per :meth:`ask` with ``best_first`` (workers).
+    chunk_cost : float, optional
+        With ``best_first``, the cost each worker gets per :meth:`ask`
+        (at least one pull); ``None``: one pull.
     """
 
     def __init__(self, n_arms, costs, xi, delta=0.001, variance_proxy=1.0, epsilon=None,
                  random_state=None, futility_switch=False, cost_balance=None, best_first=False,
-                 batch_size=1):
+                 batch_size=1, chunk_cost=None):
         super().__init__(n_arms, costs, xi, delta, variance_proxy, epsilon, random_state,
-                         futility_switch, cost_balance, best_first, batch_size)
+                         futility_switch, cost_balance, best_first, batch_size, chunk_cost)
 
     def _derive_bounds(self, costs, bias):
         return iise_thresholds(costs, bias, 4.0), 2.0 * bias
@@ -658,15 +688,17 @@ class IISEGamma(_BoundedElimination):
         See :class:`IISE`.
     batch_size : int, default=1
         See :class:`IISE`.
+    chunk_cost : float, optional
+        See :class:`IISE`.
     """
 
     _bias_name = "gamma"
 
     def __init__(self, n_arms, costs, gamma, delta=0.001, variance_proxy=1.0, epsilon=None,
                  random_state=None, futility_switch=False, cost_balance=None, best_first=False,
-                 batch_size=1):
+                 batch_size=1, chunk_cost=None):
         super().__init__(n_arms, costs, gamma, delta, variance_proxy, epsilon, random_state,
-                         futility_switch, cost_balance, best_first, batch_size)
+                         futility_switch, cost_balance, best_first, batch_size, chunk_cost)
 
     def _derive_bounds(self, costs, bias):
         return iise_thresholds(costs, bias, 2.0), bias.copy()

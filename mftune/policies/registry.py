@@ -74,7 +74,7 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
         IISE / IISE-γ with the papers' switch rule; MFTuner's studies store True),
         ``cost_balance`` (default None, the papers' rule; MFTuner's studies
         store theirs), ``best_first`` (default False, the papers' rounds;
-        MFTuner's studies store True)
+        MFTuner's studies store True) and its ``chunk_cost``
         and ``algorithm_params`` (MFTuner's, when given).
     random_state : int or None
 
@@ -99,6 +99,7 @@ def make_policy(name: str, n_arms: int, settings: dict, random_state=None) -> Po
         futility_switch=bool(settings.get("futility_switch", False)),
         cost_balance=settings.get("cost_balance"),
         best_first=bool(settings.get("best_first", False)),
+        chunk_cost=settings.get("chunk_cost"),
         params=dict(settings.get("algorithm_params") or {}),
     )
     return algorithms.make_policy(name, ctx)
