@@ -192,6 +192,8 @@ class PhasedElimination(Policy):
         self.batch_size = check_batch_size(batch_size)
         self.chunk_cost = None if chunk_cost is None else check_positive(chunk_cost, "chunk_cost")
         self.pull_costs_ = None  # cost of one pull per fidelity for the chunks (None: λ)
+        self.evidence_ = None  # results from outside the rounds (add_evidence)
+        self._closed = None  # (fidelity, rounds, sums) at the last closed round (best_first)
         self.phase_ = 0  # index into self.phases
         self.t_ = 0  # completed rounds in the current phase
         self.stopped_early_ = False
@@ -224,9 +226,8 @@ class PhasedElimination(Policy):
             return int(active[0])
         anytime = self.best_first and not self.stopped_early_
         counts, sums = self.stats.counts, self.stats.sums
-        extra = self.__dict__.get("evidence_")
-        if anytime and extra is not None:
-            counts, sums = counts + extra.counts, sums + extra.sums
+        if anytime and self.evidence_ is not None:
+            counts, sums = counts + self.evidence_.counts, sums + self.evidence_.sums
         counts, sums = counts[:, active], sums[:, active]
         reached = counts.max(axis=1) if anytime else counts.min(axis=1)
         with_data = np.flatnonzero(reached > 0)
@@ -234,7 +235,7 @@ class PhasedElimination(Policy):
             return int(active[0])
         m = with_data[-1]
         counts, sums = counts[m], sums[m]
-        closed = self.__dict__.get("_closed")
+        closed = self._closed
         if anytime and self.t_ > 0 and closed is not None and closed[:2] == (m, self.t_):
             # a later round in progress: compare the closed rounds (the same splits for
             # every survivor), not one candidate's t+1 pulls against another's t
@@ -266,7 +267,7 @@ class PhasedElimination(Policy):
                           or fidelities.min() < 0 or fidelities.max() >= self.n_fidelities):
             raise ValueError(f"arms must be in [0, {self.n_arms}) and fidelities in "
                              f"[0, {self.n_fidelities})")
-        if "evidence_" not in self.__dict__:
+        if self.evidence_ is None:
             self.evidence_ = ArmStats(self.n_arms, self.n_fidelities)
         self.evidence_.add(arms, fidelities, rewards, np.zeros(arms.size))
 
@@ -274,10 +275,9 @@ class PhasedElimination(Policy):
         return np.flatnonzero(self.active)
 
     def _next_pulls(self, n: int) -> Pulls:
-        m = self.fidelity_
         arms = self._round_arms()
-        need = (self.stats.counts[m, arms] + self.pending[m, arms]) < self.t_ + 1
-        arms = arms[need]
+        arms = arms[self._asked(arms) < self.t_ + 1]
+        m = self.fidelity_
         if self.best_first and arms.size:
             per_worker = 1
             if self.chunk_cost is not None:
@@ -293,9 +293,12 @@ class PhasedElimination(Policy):
         The tuner updates σ, costs and bias bounds only between rounds, so
         best-first batches take exactly the decisions of whole rounds.
         """
-        arms = self._round_arms()
+        return bool(np.any(self._asked(self._round_arms()) != self.t_))
+
+    def _asked(self, arms: np.ndarray) -> np.ndarray:
+        """Pulls of ``arms`` at the current fidelity, told or outstanding."""
         m = self.fidelity_
-        return bool(np.any(self.stats.counts[m, arms] + self.pending[m, arms] != self.t_))
+        return self.stats.counts[m, arms] + self.pending[m, arms]
 
     def _best_first(self, arms: np.ndarray) -> np.ndarray:
         """``arms`` by decreasing mean at the current fidelity (the previous phase's in a
