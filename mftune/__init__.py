@@ -37,6 +37,8 @@ _EXPORTS = {
     "UGapEc": "mftune.policies.ugape",
     "MFGPUCB": "mftune.policies.mf_gp_ucb",
     "GPUCB": "mftune.policies.gp_ucb",
+    "maximize": "mftune.optimize",
+    "minimize": "mftune.optimize",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -56,6 +58,7 @@ def __dir__():
 
 if TYPE_CHECKING:  # pragma: no cover
     from .driver import Evaluator, Outcome, Outcomes, RunResult, run  # noqa: F401
+    from .optimize import maximize, minimize  # noqa: F401
     from .policies import (  # noqa: F401
         GPUCB,
         IISE,

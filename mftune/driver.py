@@ -176,7 +176,8 @@ class RunResult:
         The policy's recommended arm at the end.
     stopping_reason : str
         ``"stopping-rule"`` (the policy's guarantee holds), ``"budget"``,
-        ``"max-pulls"``, ``"interrupted"`` (Ctrl+C) or ``"stalled"`` (the
+        ``"max-pulls"``, ``"time-budget"``, ``"callback"`` (a callback
+        returned True), ``"interrupted"`` (Ctrl+C) or ``"stalled"`` (the
         policy asked nothing while results were missing).
     n_pulls : int
     n_failed : int
@@ -214,6 +215,7 @@ def run(
     *,
     budget: float | None = None,
     max_pulls: int | None = None,
+    time_budget: float | None = None,
     callbacks: Iterable[Callback] = (),
     fast: bool = True,
 ) -> RunResult:
@@ -230,9 +232,13 @@ def run(
         trimmed to the pulls that fit, in the policy's order (at least one).
     max_pulls : int, optional
         Stop after this many pulls (batches are trimmed to fit).
+    time_budget : float, optional
+        Stop once the loop has run this many wall seconds (checked between
+        batches, so the batch in flight finishes).
     callbacks : iterable of callables
         Each is called as ``cb(pulls, outcomes, policy)`` after every told
-        batch (not on the fast path, which has no per-pull records).
+        batch (not on the fast path, which has no per-pull records); the run
+        stops after the batch if any of them returns ``True``.
     fast : bool, default=True
         Use ``evaluator.step`` when it exists.
 
@@ -244,6 +250,8 @@ def run(
         raise ValueError(f"budget must be > 0 or None; got {budget!r}")
     if max_pulls is not None and (int(max_pulls) != max_pulls or max_pulls < 1):
         raise ValueError(f"max_pulls must be a positive integer or None; got {max_pulls!r}")
+    if time_budget is not None and not time_budget > 0:
+        raise ValueError(f"time_budget must be > 0 or None; got {time_budget!r}")
     callbacks = list(callbacks)
     use_step = fast and hasattr(evaluator, "step") and not callbacks
     n_pulls = n_failed = 0
@@ -260,7 +268,10 @@ def run(
             if max_pulls is not None and n_pulls >= max_pulls:
                 reason = "max-pulls"
                 break
-            if use_step and budget is None and max_pulls is None:
+            if time_budget is not None and time.perf_counter() - start >= time_budget:
+                reason = "time-budget"
+                break
+            if use_step and budget is None and max_pulls is None and time_budget is None:
                 pulled, cost = evaluator.step(policy)
                 n_pulls += pulled
                 spent += cost
@@ -276,8 +287,10 @@ def run(
             n_pulls += len(told)
             n_failed += outcomes.n_failed
             spent += float(outcomes.costs.sum())
-            for cb in callbacks:
-                cb(told, outcomes, policy)
+            stops = [cb(told, outcomes, policy) for cb in callbacks]
+            if any(s is True for s in stops):
+                reason = "callback"
+                break
     except KeyboardInterrupt:
         # Keep everything told so far; the interrupted batch may be asked again.
         reason = "interrupted"

@@ -1,5 +1,7 @@
 """The driver loop: stopping conditions, callbacks, failures and parallel batches."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -57,6 +59,36 @@ def test_callbacks_see_every_batch():
     assert sum(c for _, c in seen) == pytest.approx(res.total_cost)
 
 
+def test_a_callback_returning_true_stops_after_its_batch():
+    env = _env()
+    sizes = []
+
+    def stop_after_two(pulls, outcomes, policy):
+        sizes.append(len(pulls))
+        return len(sizes) == 2
+
+    res = run(IISE(env.n_arms, env.costs, env.xi, 0.05),
+              BanditEvaluator(env, np.random.default_rng(0)),
+              callbacks=[stop_after_two, lambda *_: None])
+    assert res.stopping_reason == "callback"
+    assert len(sizes) == 2 and res.n_pulls == sum(sizes)
+
+
+def test_time_budget_stops_between_batches():
+    env = _env()
+
+    class _Slow(BanditEvaluator):
+        def evaluate(self, pulls):
+            time.sleep(0.01)
+            return super().evaluate(pulls)
+
+    res = run(SuccessiveElimination(env.n_arms, env.costs, 1e-9),
+              _Slow(env, np.random.default_rng(0)), time_budget=0.05)
+    assert res.stopping_reason == "time-budget"
+    # checked before each batch: at least one batch ran, and the loop ended
+    assert res.n_pulls >= 1 and not res.completed
+
+
 class _Flaky(Evaluator):
     """Fails on arm 0 (recorded with a low score), sleeps for nothing."""
 
@@ -103,7 +135,8 @@ def test_keyboard_interrupt_keeps_what_was_learnt():
 
 
 @pytest.mark.parametrize(("kw", "match"), [({"budget": 0}, "budget must be > 0"),
-                                           ({"max_pulls": 0}, "max_pulls must be a positive")])
+                                           ({"max_pulls": 0}, "max_pulls must be a positive"),
+                                           ({"time_budget": -1.0}, "time_budget must be > 0")])
 def test_invalid_run_arguments(kw, match):
     env = _env()
     with pytest.raises(ValueError, match=match):

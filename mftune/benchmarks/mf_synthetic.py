@@ -24,14 +24,9 @@ from joblib import Parallel, delayed
 from scipy.stats import qmc
 
 from ..driver import Evaluator, Outcomes, run
+from ..policies import POINT_POLICIES
 from ..policies.base import Pulls
 from ..policies.continuous import ContinuousPolicy
-from ..policies.direct_search import DirectSearch
-from ..policies.ei import ExpectedImprovement
-from ..policies.gp_ucb import GPUCB
-from ..policies.mf_gp_ucb import MFGPUCB
-from ..policies.mf_naive import MFNaive
-from ..policies.random_search import RandomSearch
 from .mf_functions import MF_FUNCTIONS, MFFunction, get_mf_function
 
 __all__ = [
@@ -51,14 +46,7 @@ __all__ = [
 
 FUNCTIONS = ("currin", "park", "borehole", "hartmann3", "hartmann6")
 
-METHODS: dict[str, Callable[..., ContinuousPolicy]] = {
-    "mf-gp-ucb": MFGPUCB,
-    "gp-ucb": GPUCB,
-    "ei": ExpectedImprovement,
-    "direct": DirectSearch,
-    "mf-naive": MFNaive,
-    "random": RandomSearch,
-}
+METHODS: dict[str, Callable[..., ContinuousPolicy]] = POINT_POLICIES
 
 
 #: The methods that model the function with a Gaussian process.

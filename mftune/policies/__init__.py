@@ -14,6 +14,17 @@ from .random_search import RandomSearch
 from .regret_elimination import WangElimination
 from .ugape import UGapEb, UGapEc
 
+#: The policies over points of the unit cube, by the names the benchmarks, the
+#: command line and :func:`mftune.optimize.maximize` use.
+POINT_POLICIES: dict[str, type[ContinuousPolicy]] = {
+    "mf-gp-ucb": MFGPUCB,
+    "gp-ucb": GPUCB,
+    "ei": ExpectedImprovement,
+    "direct": DirectSearch,
+    "mf-naive": MFNaive,
+    "random": RandomSearch,
+}
+
 __all__ = [
     "GPUCB",
     "IISE",
@@ -27,6 +38,7 @@ __all__ = [
     "ExpectedImprovement",
     "IISEGamma",
     "MFNaive",
+    "POINT_POLICIES",
     "MultiFidelityLUCB",
     "PhasedElimination",
     "Policy",

@@ -1,0 +1,291 @@
+"""Optimise any Python function with multi-fidelity evaluations.
+
+:func:`maximize` and :func:`minimize` run MF-GP-UCB (Kandasamy et al., 2016)
+or one of its baselines on a function ``func(config, fidelity) -> float``
+over a :class:`~mftune.space.Space`, the way ``scipy.optimize.minimize`` or
+``skopt.gp_minimize`` run on a plain function::
+
+    from mftune import Real, maximize
+
+    def cv_accuracy(config, n_rows):          # any fidelity values: rows, epochs
+        ...
+        return score
+
+    res = maximize(cv_accuracy, {"C": Real(1e-1, 1e5, log=True),
+                                 "gamma": Real(1e-4, 1e1, log=True)},
+                   fidelities=[500, 2000], budget=40 * 4, random_state=0)
+    res.x, res.fun                            # best configuration at 2000 rows
+
+The policies are the ones of :mod:`mftune.policies` (their docstrings say
+which details follow the paper, the authors' code or our reconstruction);
+this module only maps configurations to and from the unit cube, charges
+each evaluation its fidelity's cost, and keeps a record of every
+evaluation. An evaluation that raises or returns a non-finite value is
+recorded as failed and the policy is told the lowest value seen so far at
+that fidelity (so the region is not preferred) — the same stand-in
+:class:`~mftune.tuner.MFTuner` uses for a nan ``error_score``. Ctrl+C stops
+the run and returns what is finished.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from numbers import Real as RealNumber
+
+import numpy as np
+from scipy.optimize import OptimizeResult
+
+from ._validation import check_costs, check_positive
+from .driver import Evaluator, Outcomes, run
+from .policies import POINT_POLICIES
+from .policies.base import Pulls
+from .space import Space
+
+__all__ = ["maximize", "minimize"]
+
+#: Methods that need at least two fidelities.
+_MULTI = ("mf-gp-ucb", "mf-naive")
+
+
+class _FunctionEvaluator(Evaluator):
+    """Evaluates pulls of a unit-cube policy with the user's function, one by one."""
+
+    def __init__(self, func, space: Space, fidelities: list, costs: np.ndarray, sign: float,
+                 callback, lenient: bool):
+        super().__init__(n_jobs=None)
+        self.func, self.space, self.fidelities = func, space, fidelities
+        self.costs, self.sign, self.callback = costs, sign, callback
+        self.lenient = lenient  # the policy ignores the values (random search)
+        self.records: list[dict] = []
+        self.stop = False
+
+    def evaluate(self, pulls: Pulls) -> Outcomes:
+        configs = self.space.from_unit(pulls.points)
+        values, status, errors = [], [], []
+        for config, m in zip(configs, pulls.fidelities.tolist(), strict=True):
+            start = time.perf_counter()
+            error = None
+            try:
+                value = float(self.func(dict(config), self.fidelities[m]))
+                if not np.isfinite(value):
+                    raise ValueError(f"the function returned {value!r}")
+            except Exception:  # noqa: BLE001 - a failing evaluation must not end the run
+                value, error = np.nan, traceback.format_exc(limit=3)
+            rec = {"config": config, "fidelity": self.fidelities[m], "fidelity_index": m,
+                   "value": value, "cost": float(self.costs[m]),
+                   "seconds": time.perf_counter() - start,
+                   "status": "done" if error is None else "failed", "error": error}
+            self.records.append(rec)
+            values.append(self.sign * value)
+            status.append(rec["status"])
+            errors.append(error)
+            if self.callback is not None and self.callback(dict(rec)) is True:
+                self.stop = True
+        rewards = np.array(values)
+        failed = ~np.isfinite(rewards)
+        if failed.any():
+            rewards[failed] = self._stand_in(pulls.fidelities[failed])
+        return Outcomes(rewards, self.costs[pulls.fidelities], status, errors)
+
+    def _stand_in(self, fidelities: np.ndarray) -> np.ndarray:
+        """The lowest (sign-adjusted) value seen at each fidelity, else at any fidelity."""
+        ok = [r for r in self.records if r["status"] == "done"]
+        if not ok and self.lenient:
+            return np.zeros(fidelities.size)
+        if not ok:
+            first = next(r["error"] for r in self.records if r["error"])
+            raise ValueError(
+                "every evaluation so far failed, so there is no value to model; the first "
+                f"error was:\n{first}")
+        vals = np.array([self.sign * r["value"] for r in ok])
+        fids = np.array([r["fidelity_index"] for r in ok])
+        return np.array([vals[fids == m].min() if np.any(fids == m) else vals.min()
+                         for m in fidelities.tolist()])
+
+
+def _check_fidelities(fidelities, costs) -> tuple[list, np.ndarray]:
+    if isinstance(fidelities, (str, bytes)) or not isinstance(fidelities, Sequence):
+        raise ValueError(f"fidelities must be a non-empty sequence (cheapest first); "
+                         f"got {fidelities!r}")
+    fids = list(fidelities)
+    if not fids:
+        raise ValueError("fidelities must be a non-empty sequence (cheapest first); got []")
+    if costs is None:
+        numeric = all(isinstance(f, RealNumber) and not isinstance(f, bool) for f in fids)
+        if not numeric or any(not f > 0 for f in fids):
+            raise ValueError(
+                "costs must be given when fidelities are not positive numbers (the default "
+                f"charges each fidelity its value); got fidelities={fids!r}")
+        costs = np.asarray(fids, dtype=float)
+        costs = costs / costs[0]
+    return fids, check_costs(costs, "costs", len(fids))
+
+
+def maximize(func: Callable[[dict, object], float], space, fidelities, *, costs=None,
+             budget: float | None = None, max_evals: int | None = None,
+             time_budget: float | None = None, method: str = "mf-gp-ucb",
+             method_params: Mapping | None = None, random_state=None,
+             callback: Callable[[dict], bool | None] | None = None,
+             _sign: float = 1.0) -> OptimizeResult:
+    """Maximise ``func(config, fidelity)`` over ``space`` with multi-fidelity evaluations.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(config, fidelity) -> float``: the value (higher is better) of
+        the configuration ``config`` (a dict, one entry per dimension of
+        ``space``) at ``fidelity`` (one of ``fidelities``).
+    space : Space or dict
+        The search space (:class:`~mftune.space.Space`, or the dict that
+        builds one); a single dict space (no conditional lists).
+    fidelities : sequence
+        The fidelity values passed to ``func``, cheapest first; the last is
+        the one whose value is optimised (the *target*).
+    costs : array-like of float, optional
+        Cost of one evaluation at each fidelity, strictly increasing; the
+        policies plan with them and ``budget`` counts them. Default: the
+        fidelity values themselves, scaled so the first costs 1 (cost
+        proportional to training rows or epochs, Hyperband's assumption).
+    budget : float, optional
+        Stop once the summed cost of the evaluations reaches it (the paper's
+        capital Λ; initial designs count). In units of ``costs``.
+    max_evals : int, optional
+        Stop after this many evaluations.
+    time_budget : float, optional
+        Stop once this many wall seconds have passed (checked between
+        evaluations). At least one of ``budget``, ``max_evals`` and
+        ``time_budget`` is required.
+    method : {"mf-gp-ucb", "gp-ucb", "ei", "direct", "mf-naive", "random"}
+        The policy (:data:`mftune.policies.POINT_POLICIES`). The
+        single-fidelity ones evaluate the target fidelity only.
+    method_params : dict, optional
+        Keyword arguments of the policy's class, e.g. ``{"kernel": "matern",
+        "ard": True}`` for MF-GP-UCB (:class:`~mftune.policies.MFGPUCB`).
+    random_state : int, numpy Generator or None
+        Seed of the policy: a deterministic ``func`` with the same seed gives
+        the same evaluations.
+    callback : callable, optional
+        Called with a copy of each evaluation's record (the keys of
+        ``history`` below); returning ``True`` stops the run once the policy
+        has been told the current batch.
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        ``x`` (the best configuration evaluated at the target fidelity, or
+        ``None``), ``fun`` (its value, nan if none), ``x_unit`` (its
+        unit-cube point), ``success`` (a target-fidelity value exists),
+        ``message`` and ``stopping_reason`` (the driver's: ``"budget"``,
+        ``"max-pulls"``, ``"time-budget"``, ``"callback"``,
+        ``"interrupted"``, ...), ``nfev``, ``nfev_per_fidelity``,
+        ``n_failed``, ``cost`` (summed costs), ``wall_time``, ``history``
+        (one dict per evaluation in order: ``config``, ``fidelity``,
+        ``fidelity_index``, ``value``, ``cost``, ``seconds``, ``status``
+        ``"done"``/``"failed"``, ``error``) and ``policy`` (the policy
+        object, e.g. for its GPs or ``summary()``).
+
+    Raises
+    ------
+    ValueError
+        On an invalid argument (the message names it and the allowed
+        values), or when a batch fails with no success before it: for the GP
+        methods that is the whole initial design (as scikit-learn's searches
+        raise when every fit fails), for ``"direct"`` its first point.
+        Random search goes on (its choices do not use the values).
+
+    See Also
+    --------
+    minimize : the same for a value to minimise.
+    mftune.MFTuner : the scikit-learn search object, for estimators.
+
+    Examples
+    --------
+    >>> from mftune import Real, maximize
+    >>> def f(config, n):   # the cheap fidelity is the target shifted by 0.05
+    ...     return -(config["x"] - 0.3) ** 2 - (0.05 if n == 10 else 0.0)
+    >>> res = maximize(f, {"x": Real(0.0, 1.0)}, fidelities=[10, 100], budget=1000,
+    ...                random_state=0)
+    >>> abs(res.x["x"] - 0.3) < 0.02
+    True
+    """
+    if method not in POINT_POLICIES:
+        raise ValueError(f"method must be one of {', '.join(POINT_POLICIES)}; got {method!r}")
+    if not callable(func):
+        raise ValueError(f"func must be callable as func(config, fidelity); got {func!r}")
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None; got {callback!r}")
+    if budget is None and max_evals is None and time_budget is None:
+        raise ValueError("give at least one of budget, max_evals and time_budget "
+                         "(the GP policies have no stopping rule of their own)")
+    if budget is not None:
+        budget = check_positive(budget, "budget")
+    space = Space(space)
+    if space.is_conditional:
+        raise ValueError("space must be a single dict of dimensions; the unit-cube policies "
+                         "do not take conditional (list) spaces")
+    fids, lam = _check_fidelities(fidelities, costs)
+    if method in _MULTI and len(fids) < 2:
+        raise ValueError(f"method={method!r} needs at least 2 fidelities; got {len(fids)} "
+                         "(use 'gp-ucb', 'ei', 'direct' or 'random' for one)")
+    params = dict(method_params or {})
+    try:
+        policy = POINT_POLICIES[method](space.n_dims, lam, budget, random_state=random_state,
+                                        **params)
+    except TypeError as exc:
+        raise ValueError(f"method_params not accepted by method={method!r}: {exc}") from None
+    evaluator = _FunctionEvaluator(func, space, fids, lam, _sign, callback,
+                                   lenient=method == "random")
+    result = run(policy, evaluator, budget=budget, max_pulls=max_evals,
+                 time_budget=time_budget, callbacks=[lambda *_: evaluator.stop])
+    out = _result(result, evaluator, policy, space, len(fids))
+    if out.stopping_reason == "stopping-rule" and budget is not None:
+        # the unit-cube policies have no stopping rule: done means their capital is spent
+        out.stopping_reason = "budget"
+        out.message = out.message.replace("stopping-rule", "budget")
+    return out
+
+
+def minimize(func: Callable[[dict, object], float], space, fidelities, **kwargs
+             ) -> OptimizeResult:
+    """Minimise ``func(config, fidelity)``; the arguments and result are :func:`maximize`'s.
+
+    ``fun`` and the ``value`` of each ``history`` record are ``func``'s own
+    values (not negated).
+
+    Examples
+    --------
+    >>> from mftune import Real, minimize
+    >>> res = minimize(lambda c, n: (c["x"] - 0.7) ** 2, {"x": Real(0.0, 1.0)},
+    ...                fidelities=[1, 10], budget=300, random_state=0)
+    >>> round(res.x["x"], 1)
+    0.7
+    """
+    if "_sign" in kwargs:
+        raise ValueError("minimize does not take _sign")
+    return maximize(func, space, fidelities, _sign=-1.0, **kwargs)
+
+
+def _result(result, evaluator: _FunctionEvaluator, policy, space: Space, n_fid: int
+            ) -> OptimizeResult:
+    history = evaluator.records
+    top = [i for i, r in enumerate(history)
+           if r["status"] == "done" and r["fidelity_index"] == n_fid - 1]
+    if top:
+        best = max(top, key=lambda i: evaluator.sign * history[i]["value"])
+        x, fun = dict(history[best]["config"]), history[best]["value"]
+        x_unit = space.to_unit([x])[0]
+        message = f"best of {len(top)} target-fidelity evaluations; stopped: " \
+                  f"{result.stopping_reason}"
+    else:
+        x, fun, x_unit = None, np.nan, None
+        message = f"no successful evaluation at the target fidelity; stopped: " \
+                  f"{result.stopping_reason}"
+    per_fid = np.bincount([r["fidelity_index"] for r in history], minlength=n_fid)
+    return OptimizeResult(
+        x=x, fun=fun, x_unit=x_unit, success=bool(top), message=message,
+        stopping_reason=result.stopping_reason, nfev=len(history),
+        nfev_per_fidelity=per_fid, n_failed=sum(r["status"] == "failed" for r in history),
+        cost=float(sum(r["cost"] for r in history)), wall_time=result.wall_time,
+        history=history, policy=policy)

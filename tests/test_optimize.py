@@ -1,0 +1,155 @@
+"""maximize / minimize: any Python function through the unit-cube policies."""
+
+import time
+
+import numpy as np
+import pytest
+
+from mftune import Categorical, Integer, Real, maximize, minimize
+from mftune.benchmarks.mf_functions import get_mf_function
+from mftune.benchmarks.mf_synthetic import run_one
+
+CURRIN = get_mf_function("currin")
+UNIT2 = {"a": Real(0.0, 1.0), "b": Real(0.0, 1.0)}  # sorted names: the cube's own axes
+
+
+def currin(config, fidelity):
+    x = np.array([[config["a"], config["b"]]])
+    return float(CURRIN.evaluate(x, [1, 10].index(fidelity))[0])
+
+
+def test_maximize_makes_the_benchmark_runs_queries():
+    # The wrapper adds nothing to the policy's choices: on the unit square with the
+    # fidelities' own costs (1, 10) it queries what the benchmark's run does.
+    res = maximize(currin, UNIT2, fidelities=[1, 10], budget=250, random_state=0)
+    ref = run_one("currin", "mf-gp-ucb", 25, 0)
+    pts = np.array([[r["config"]["a"], r["config"]["b"]] for r in res.history])
+    assert [r["fidelity_index"] for r in res.history] == ref.fidelities.tolist()
+    np.testing.assert_array_equal(pts, res.policy.history()["points"])
+    np.testing.assert_allclose(CURRIN(pts), ref.target_values)
+    top = [r["value"] for r in res.history if r["fidelity"] == 10]
+    assert res.fun == max(top) and res.success
+    assert res.stopping_reason == "budget" and res.cost >= 250
+    assert res.nfev_per_fidelity.tolist() == [int(np.sum(ref.fidelities == m)) for m in (0, 1)]
+    # the paper's method on its own function ends near the optimum (median 6.5e-5, docs/gp.md)
+    assert CURRIN.f_opt - res.fun < 1e-2
+
+
+def test_same_seed_same_evaluations_and_minimize_is_the_mirror():
+    a = maximize(currin, UNIT2, fidelities=[1, 10], max_evals=60, random_state=3)
+    b = maximize(currin, UNIT2, fidelities=[1, 10], max_evals=60, random_state=3)
+    c = minimize(lambda cfg, m: -currin(cfg, m), UNIT2, fidelities=[1, 10], max_evals=60,
+                 random_state=3)
+    assert a.nfev == b.nfev == c.nfev == 60 and a.stopping_reason == "max-pulls"
+    assert [r["config"] for r in a.history] == [r["config"] for r in b.history]
+    assert [r["config"] for r in a.history] == [r["config"] for r in c.history]
+    assert c.x == a.x and c.fun == -a.fun
+    assert [r["value"] for r in c.history] == [-r["value"] for r in a.history]
+
+
+def test_failing_evaluations_are_recorded_and_the_run_goes_on():
+    def fragile(config, fidelity):
+        if config["a"] > 0.7:  # about 30% of the square
+            raise RuntimeError("solver diverged")
+        return currin(config, fidelity)
+
+    res = maximize(fragile, UNIT2, fidelities=[1, 10], budget=250, random_state=0)
+    failed = [r for r in res.history if r["status"] == "failed"]
+    assert res.n_failed == len(failed) > 0
+    assert all("solver diverged" in r["error"] and np.isnan(r["value"]) for r in failed)
+    assert res.stopping_reason == "budget" and res.cost >= 250  # the budget was all used
+    assert res.x["a"] <= 0.7 and np.isfinite(res.fun)
+    # the policy was told, for each failure, a value no higher than any seen at its fidelity
+    told = res.policy.history()
+    for i, r in enumerate(res.history):
+        if r["status"] == "failed":
+            seen = [q["value"] for q in res.history[:i]
+                    if q["status"] == "done" and q["fidelity"] == r["fidelity"]]
+            if seen:
+                assert told["rewards"][i] <= min(seen)
+
+
+def test_an_initial_design_that_all_fails_raises_with_the_error():
+    def broken(config, fidelity):
+        raise KeyError("missing column 'age'")
+
+    with pytest.raises(ValueError, match="every evaluation so far failed(.|\n)*missing column"):
+        maximize(broken, UNIT2, fidelities=[1, 10], budget=100, random_state=0)
+
+
+def test_random_search_survives_early_failures_and_non_finite_values():
+    calls = []
+
+    def flaky(config, fidelity):
+        calls.append(1)
+        return np.nan if len(calls) <= 3 else config["a"]
+
+    res = maximize(flaky, UNIT2, fidelities=[1], max_evals=20, method="random",
+                   random_state=0)
+    assert res.n_failed == 3 and res.nfev == 20
+    assert "returned nan" in res.history[0]["error"]
+    assert res.fun == max(r["value"] for r in res.history[3:])
+
+
+def test_integer_and_categorical_dimensions_reach_the_function_decoded():
+    space = {"depth": Integer(1, 8), "loss": Categorical(["l1", "l2", "huber"]),
+             "lr": Real(1e-3, 1.0, log=True)}
+    seen = []
+
+    def f(config, epochs):
+        assert isinstance(config["depth"], (int, np.integer)) and 1 <= config["depth"] <= 8
+        assert config["loss"] in ("l1", "l2", "huber") and 1e-3 <= config["lr"] <= 1.0
+        seen.append(epochs)
+        return -abs(config["depth"] - 5) - (config["loss"] != "l2") - abs(np.log10(config["lr"]))
+
+    res = maximize(f, space, fidelities=[3, 9, 27], budget=27 * 15, random_state=0)
+    assert set(seen) <= {3, 9, 27} and 27 in seen
+    assert set(res.x) == {"depth", "loss", "lr"}
+    assert res.fun == max(r["value"] for r in res.history if r["fidelity"] == 27)
+
+
+def test_callback_sees_each_record_and_can_stop_the_run():
+    records = []
+
+    def cb(record):
+        records.append(record)
+        return len(records) >= 3
+
+    res = maximize(currin, UNIT2, fidelities=[1, 10], budget=250, method="gp-ucb",
+                   random_state=0, callback=cb)
+    # GP-UCB asks its 10-point initial design as one batch: the run stops after it
+    assert res.stopping_reason == "callback" and res.nfev == len(records) == 10
+    assert records[0].keys() == res.history[0].keys()
+
+
+def test_time_budget_stops_the_run():
+    def slow(config, fidelity):
+        time.sleep(0.02)
+        return config["a"]
+
+    res = maximize(slow, UNIT2, fidelities=[1, 10], time_budget=0.1, max_evals=1000,
+                   method="random", random_state=0)
+    # each evaluation sleeps 0.02 s and the budget is checked before each one,
+    # so at most 0.1 / 0.02 + 1 evaluations can start
+    assert res.stopping_reason == "time-budget" and 1 <= res.nfev <= 6
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"method": "tpe"}, "method must be one of mf-gp-ucb, gp-ucb"),
+    ({"budget": None}, "at least one of budget, max_evals and time_budget"),
+    ({"budget": -5.0}, "budget must be"),
+    ({"fidelities": ["small", "large"]}, "costs must be given when fidelities"),
+    ({"fidelities": []}, "fidelities must be a non-empty sequence"),
+    ({"fidelities": "abc"}, "fidelities must be a non-empty sequence"),
+    ({"costs": [5.0, 1.0]}, "costs must be strictly increasing"),
+    ({"costs": [1.0, 2.0, 3.0]}, "costs must have one entry per fidelity"),
+    ({"fidelities": [10]}, "method='mf-gp-ucb' needs at least 2 fidelities"),
+    ({"method_params": {"colour": 1}}, "method_params not accepted by method='mf-gp-ucb'"),
+    ({"space": [{"a": Real(0, 1)}, {"b": Real(0, 1)}]}, "space must be a single dict"),
+    ({"func": 3}, "func must be callable"),
+    ({"callback": "print"}, "callback must be callable"),
+])
+def test_invalid_arguments_name_the_argument(kwargs, match):
+    args = {"func": currin, "space": UNIT2, "fidelities": [1, 10], "budget": 100.0, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        maximize(args.pop("func"), args.pop("space"), args.pop("fidelities"), **args)
