@@ -1,6 +1,8 @@
 """maximize / minimize: any Python function through the unit-cube policies."""
 
+import runpy
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -153,3 +155,12 @@ def test_invalid_arguments_name_the_argument(kwargs, match):
     args = {"func": currin, "space": UNIT2, "fidelities": [1, 10], "budget": 100.0, **kwargs}
     with pytest.raises(ValueError, match=match):
         maximize(args.pop("func"), args.pop("space"), args.pop("fidelities"), **args)
+
+
+def test_the_example_runs(capsys):
+    # examples/maximize_svm.py: measured CV accuracy 0.988 at seed 0 (chance: 0.1); the
+    # bound only guards against a broken example, not the optimiser's quality
+    runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "maximize_svm.py"))
+    out = capsys.readouterr().out
+    assert "stopped: budget" in out
+    assert float(out.split("CV accuracy ")[1].split(";")[0]) > 0.95
