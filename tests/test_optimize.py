@@ -71,6 +71,21 @@ def test_failing_evaluations_are_recorded_and_the_run_goes_on():
                 assert told["rewards"][i] <= min(seen)
 
 
+def test_ctrl_c_returns_every_finished_evaluation():
+    calls = []
+
+    def interrupted(config, fidelity):
+        calls.append(fidelity)
+        if len(calls) == 50:  # after the 45-point initial design, in the sequential phase
+            raise KeyboardInterrupt
+        return currin(config, fidelity)
+
+    res = maximize(interrupted, UNIT2, fidelities=[1, 10], budget=250, random_state=0)
+    assert res.stopping_reason == "interrupted"
+    assert res.nfev == 49 and len(res.policy.history()["rewards"]) == 49
+    assert res.success and np.isfinite(res.fun)
+
+
 def test_an_initial_design_that_all_fails_raises_with_the_error():
     def broken(config, fidelity):
         raise KeyError("missing column 'age'")

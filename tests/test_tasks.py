@@ -57,3 +57,14 @@ def test_time_to_quality_and_hits_inside_the_initial_design():
     assert not hit_in_initial_design(rec, 0.85, 1)
     assert hit_in_initial_design(rec, 0.6, 1)  # the 3rd evaluation belongs to the design
     assert time_to_quality(rec, 0.95, 1) == np.inf and not hit_in_initial_design(rec, 0.95, 1)
+
+
+def test_paired_summary_counts_only_seeds_both_reached():
+    from mftune.benchmarks.task_bench import paired_summary
+
+    p = paired_summary([1.0, 4.0, np.inf, 2.0], [2.0, 2.0, 3.0, np.inf])
+    # seeds 0 and 1 pair (ratios 0.5 and 2); seed 3 counts as faster for the first only
+    assert p["n"] == 2 and p["median"] == 1.25 and np.isclose(p["gmean"], 1.0)
+    assert p["faster"] == 2
+    none = paired_summary([np.inf], [1.0])
+    assert none["n"] == 0 and np.isnan(none["median"]) and none["faster"] == 0

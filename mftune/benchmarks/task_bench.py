@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,3 +128,20 @@ def time_to_quality(record: TaskRun, target: float, top: int) -> float:
     """Elapsed seconds at which a top-fidelity score first reached ``target`` (inf: never)."""
     hit = np.flatnonzero((record.fidelities == top) & (record.scores >= target))
     return float(record.elapsed[hit[0]]) if hit.size else float("inf")
+
+
+def paired_summary(first: Sequence[float], second: Sequence[float]) -> dict:
+    """Seed-by-seed ratios ``first / second`` of two methods' times to target.
+
+    Only seeds where both reached the target count. Returns ``n`` (those
+    seeds), ``median`` and ``gmean`` of the ratios (nan when ``n == 0``)
+    and ``faster`` (seeds where ``first`` was strictly faster, counting a
+    seed where only ``first`` reached the target).
+    """
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    both = np.isfinite(a) & np.isfinite(b) & (b > 0)
+    r = a[both] / b[both]
+    return {"n": int(both.sum()),
+            "median": float(np.median(r)) if r.size else np.nan,
+            "gmean": float(np.exp(np.mean(np.log(r)))) if r.size else np.nan,
+            "faster": int(np.sum(a < b))}

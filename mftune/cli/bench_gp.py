@@ -165,6 +165,7 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
     from ..benchmarks.task_bench import (
         grid_reference,
         hit_in_initial_design,
+        paired_summary,
         run_task,
         time_to_quality,
     )
@@ -205,6 +206,13 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
                     f"{lo:>6.0f}/{hi:<6.0f} "
                     f"{sum(hit_in_initial_design(r, target, top) for r in recs):>5}/{len(recs)}")
         rows.append(f"{'':<10} per seed: " + ", ".join(f"{t:.1f}" for t in ttq))
+    ttqs = {m: [time_to_quality(r, target, top) for r in recs] for m, recs in per_seed.items()}
+    first = methods[0]
+    for other in methods[1:]:
+        p = paired_summary(ttqs[first], ttqs[other])
+        rows.append(f"paired by seed, {first} / {other}: median {p['median']:.2f}, geometric "
+                    f"mean {p['gmean']:.2f} over the {p['n']} seeds both reached; {first} "
+                    f"faster on {p['faster']} of {seeds}")
     click.echo("\n".join(rows))
     click.echo(f"load average (1, 5, 15 min) at start {load0[0]:.1f}, {load0[1]:.1f}, "
                f"{load0[2]:.1f}; at end " + ", ".join(f"{v:.1f}" for v in os.getloadavg())
