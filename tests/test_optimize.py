@@ -37,6 +37,16 @@ def test_maximize_makes_the_benchmark_runs_queries():
     assert CURRIN.f_opt - res.fun < 1e-2
 
 
+@pytest.mark.parametrize("method", ["mf-gp-ucb", "gp-ucb", "ei", "direct", "mf-naive", "random"])
+def test_every_method_spends_its_budget_and_answers_at_the_target(method):
+    res = maximize(currin, UNIT2, fidelities=[1, 10], budget=250, method=method,
+                   random_state=0)
+    assert res.stopping_reason == "budget" and res.success and 250 <= res.cost < 260
+    assert res.nfev_per_fidelity[1] > 0
+    if method not in ("mf-gp-ucb", "mf-naive"):  # single-fidelity: the target only
+        assert res.nfev_per_fidelity[0] == 0
+
+
 def test_same_seed_same_evaluations_and_minimize_is_the_mirror():
     a = maximize(currin, UNIT2, fidelities=[1, 10], max_evals=60, random_state=3)
     b = maximize(currin, UNIT2, fidelities=[1, 10], max_evals=60, random_state=3)
