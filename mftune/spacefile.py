@@ -348,11 +348,16 @@ def check_study(study: dict[str, Any], error) -> None:
 
     ``error(key, message)`` builds the exception to raise.
     """
+    from .algorithms import POINT_ALGORITHMS
     from .policies.registry import POLICIES
 
+    allowed = ", ".join(sorted(set(POLICIES) - set(POINT_ALGORITHMS)))
+    if study["algorithm"] in POINT_ALGORITHMS:
+        raise error("algorithm", f"{study['algorithm']!r} proposes new configurations, which a "
+                    "study of a script does not support yet (use it through MFTuner or "
+                    f"mftune.maximize); must be one of {allowed}")
     if study["algorithm"] not in POLICIES:
-        raise error("algorithm", f"must be one of {', '.join(sorted(POLICIES))}; "
-                    f"got {study['algorithm']!r}")
+        raise error("algorithm", f"must be one of {allowed}; got {study['algorithm']!r}")
     if not 0 < study["delta"] < 1:
         raise error("delta", f"must lie in (0, 1); got {study['delta']!r}")
     if study["n_candidates"] < 2:

@@ -49,6 +49,15 @@ def shell_loss(cfg, epochs=27):
     return (x - 0.3) ** 2 + (y + 0.2) ** 2 + 0.4 / epochs * (1 + 0.5 * x * x)
 
 
+def test_tune_help_lists_the_algorithms_a_study_takes():
+    from mftune.algorithms import POINT_ALGORITHMS, REGISTRY
+
+    text = " ".join(invoke("tune", "--help").output.split())
+    listed = text.split("overrides study.algorithm):")[1].split(".")[0]
+    assert sorted(a.strip() for a in listed.split(",")) == sorted(
+        set(REGISTRY) - set(POINT_ALGORITHMS))
+
+
 def test_shell_example_end_to_end(in_tmp):
     res = invoke("tune", EXAMPLES / "space_shell.toml", "--n-candidates", 8, "--study", "s.db",
                  "--quiet", "--", "sh", EXAMPLES / "train_synthetic.sh")
@@ -274,6 +283,10 @@ def test_cli_overrides_are_validated(in_tmp):
                                   '[fidelity]\nname = "n"\nvalues = [1, 2]\n')
     res = invoke("tune", "space.toml", "--algorithm", "hyperband", "--", "true")
     assert res.exit_code == 2 and "--algorithm" in res.output and "iise" in res.output
+    # the unit-cube policies propose configurations: refused by name, before any file
+    res = invoke("tune", "space.toml", "--algorithm", "mf-gp-ucb", "--", "true")
+    assert res.exit_code == 2 and "proposes new configurations" in res.output
+    assert "lucb-c" in res.output and "MFTuner or mftune.maximize" in res.output
     res = invoke("resume", "nothing.db")
     assert res.exit_code == 1 and "no study" in res.output
     assert sorted(os.listdir(in_tmp)) == ["space.toml"]
@@ -312,7 +325,7 @@ def test_reported_cost_and_result_file_win_over_stdout(tmp_path):
     assert (res.status, res.score, res.cost) == ("done", 2.0, 7.5)
 
 
-@pytest.mark.parametrize("algorithm", ["se", "iise-gamma"])
+@pytest.mark.parametrize("algorithm", ["se", "iise-gamma", "lucb-c"])
 def test_other_algorithms_and_measured_costs(in_tmp, algorithm):
     text = (EXAMPLES / "space_shell.toml").read_text().replace(
         "factor = 3", 'factor = 3\ncosts = "measured"')
@@ -324,6 +337,7 @@ def test_other_algorithms_and_measured_costs(in_tmp, algorithm):
     assert s["status"] == "finished" and s["study"]["algorithm"] == algorithm
     est = s["settings"]["estimated"]
     assert "costs" in est and ("gamma" in est) == (algorithm == "iise-gamma")
+    assert ("xi" in est) == (algorithm == "lucb-c")  # LUCB's bounds are ξ, IISE-γ's γ
     costs = s["settings"]["costs"]
     assert all(b > a for a, b in zip(costs, costs[1:], strict=False))  # strictly increasing
     if algorithm == "se":  # SE pulls the top fidelity only (after the calibration)

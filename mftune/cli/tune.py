@@ -70,7 +70,9 @@ def _limits(f):
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--study", "study_path", type=click.Path(dir_okay=False),
               help="Study file (overrides study.path of the space file).")
-@click.option("--algorithm", help="Policy (overrides study.algorithm): se, iise, iise-gamma.")
+@click.option("--algorithm",
+              help="Policy (overrides study.algorithm): se, iise, iise-gamma, lucb-a, lucb-b, "
+              "lucb-c.")
 @click.option("--delta", type=float, help="Error probability δ (overrides study.delta).")
 @click.option("--epsilon", type=float, help="Accept an ε-best configuration (study.epsilon).")
 @click.option("--n-candidates", type=click.IntRange(min=2),
