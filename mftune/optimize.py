@@ -35,10 +35,11 @@ from collections.abc import Callable, Mapping, Sequence
 from numbers import Real as RealNumber
 
 import numpy as np
+from joblib import effective_n_jobs
 from scipy.optimize import OptimizeResult
 
 from ._validation import check_costs, check_positive
-from .driver import Evaluator, Outcomes, run
+from .driver import Evaluator, Outcomes, parallel_map, run
 from .policies import POINT_POLICIES
 from .policies.base import Pulls
 from .space import Space
@@ -47,14 +48,29 @@ __all__ = ["maximize", "minimize"]
 
 #: Methods that need at least two fidelities.
 _MULTI = ("mf-gp-ucb", "mf-naive")
+#: Methods that propose several points per batch for parallel workers.
+_BATCHED = ("mf-gp-ucb", "gp-ucb", "ei", "mf-naive", "random")
+
+
+def _call(func, config: dict, fidelity) -> tuple[float, str | None, float]:
+    """One evaluation: ``(value, error traceback or None, seconds)``; never raises
+    (except KeyboardInterrupt), so a failing configuration cannot end the run."""
+    start = time.perf_counter()
+    try:
+        value = float(func(dict(config), fidelity))
+        if not np.isfinite(value):
+            raise ValueError(f"the function returned {value!r}")
+        return value, None, time.perf_counter() - start
+    except Exception:  # noqa: BLE001 - recorded as a failed evaluation
+        return np.nan, traceback.format_exc(limit=3), time.perf_counter() - start
 
 
 class _FunctionEvaluator(Evaluator):
-    """Evaluates pulls of a unit-cube policy with the user's function, one by one."""
+    """Evaluates a batch of unit-cube pulls with the user's function (joblib for n_jobs)."""
 
     def __init__(self, func, space: Space, fidelities: list, costs: np.ndarray, sign: float,
-                 callback, lenient: bool):
-        super().__init__(n_jobs=None)
+                 callback, lenient: bool, n_jobs: int | None):
+        super().__init__(n_jobs=n_jobs)
         self.func, self.space, self.fidelities = func, space, fidelities
         self.costs, self.sign, self.callback = costs, sign, callback
         self.lenient = lenient  # the policy ignores the values (random search)
@@ -63,31 +79,23 @@ class _FunctionEvaluator(Evaluator):
 
     def evaluate(self, pulls: Pulls) -> Outcomes:
         configs = self.space.from_unit(pulls.points)
-        values, status, errors = [], [], []
-        for config, m in zip(configs, pulls.fidelities.tolist(), strict=True):
-            start = time.perf_counter()
-            error = None
-            try:
-                value = float(self.func(dict(config), self.fidelities[m]))
-                if not np.isfinite(value):
-                    raise ValueError(f"the function returned {value!r}")
-            except Exception:  # noqa: BLE001 - a failing evaluation must not end the run
-                value, error = np.nan, traceback.format_exc(limit=3)
+        fids = pulls.fidelities.tolist()
+        done = parallel_map(_call, [(self.func, c, self.fidelities[m])
+                                    for c, m in zip(configs, fids, strict=True)], self.n_jobs)
+        status = []
+        for config, m, (value, error, seconds) in zip(configs, fids, done, strict=True):
             rec = {"config": config, "fidelity": self.fidelities[m], "fidelity_index": m,
-                   "value": value, "cost": float(self.costs[m]),
-                   "seconds": time.perf_counter() - start,
+                   "value": value, "cost": float(self.costs[m]), "seconds": seconds,
                    "status": "done" if error is None else "failed", "error": error}
             self.records.append(rec)
-            values.append(self.sign * value)
             status.append(rec["status"])
-            errors.append(error)
             if self.callback is not None and self.callback(dict(rec)) is True:
                 self.stop = True
-        rewards = np.array(values)
+        rewards = self.sign * np.array([v for v, _, _ in done])
         failed = ~np.isfinite(rewards)
         if failed.any():
             rewards[failed] = self._stand_in(pulls.fidelities[failed])
-        return Outcomes(rewards, self.costs[pulls.fidelities], status, errors)
+        return Outcomes(rewards, self.costs[pulls.fidelities], status, [e for _, e, _ in done])
 
     def _stand_in(self, fidelities: np.ndarray) -> np.ndarray:
         """The lowest (sign-adjusted) value seen at each fidelity, else at any fidelity."""
@@ -126,8 +134,8 @@ def _check_fidelities(fidelities, costs) -> tuple[list, np.ndarray]:
 def maximize(func: Callable[[dict, object], float], space, fidelities, *, costs=None,
              budget: float | None = None, max_evals: int | None = None,
              time_budget: float | None = None, method: str = "mf-gp-ucb",
-             method_params: Mapping | None = None, random_state=None,
-             callback: Callable[[dict], bool | None] | None = None,
+             method_params: Mapping | None = None, n_jobs: int | None = None,
+             random_state=None, callback: Callable[[dict], bool | None] | None = None,
              _sign: float = 1.0) -> OptimizeResult:
     """Maximise ``func(config, fidelity)`` over ``space`` with multi-fidelity evaluations.
 
@@ -163,6 +171,14 @@ def maximize(func: Callable[[dict, object], float], space, fidelities, *, costs=
     method_params : dict, optional
         Keyword arguments of the policy's class, e.g. ``{"kernel": "matern",
         "ard": True}`` for MF-GP-UCB (:class:`~mftune.policies.MFGPUCB`).
+    n_jobs : int or None
+        Evaluations run at once, through joblib (``None``: joblib's
+        ``parallel_config``, else 1; ``-1``: every core). With more than one,
+        the GP policies and random search propose that many points per
+        batch (their ``batch_size``: the kriging believer of
+        :mod:`mftune.policies.gp_ucb`), unless ``method_params`` sets it;
+        DiRect stays sequential. ``func`` must then be picklable by
+        cloudpickle (closures and lambdas are) under process backends.
     random_state : int, numpy Generator or None
         Seed of the policy: a deterministic ``func`` with the same seed gives
         the same evaluations.
@@ -230,13 +246,16 @@ def maximize(func: Callable[[dict, object], float], space, fidelities, *, costs=
         raise ValueError(f"method={method!r} needs at least 2 fidelities; got {len(fids)} "
                          "(use 'gp-ucb', 'ei', 'direct' or 'random' for one)")
     params = dict(method_params or {})
+    workers = effective_n_jobs(n_jobs)
+    if workers > 1 and method in _BATCHED:
+        params.setdefault("batch_size", workers)
     try:
         policy = POINT_POLICIES[method](space.n_dims, lam, budget, random_state=random_state,
                                         **params)
     except TypeError as exc:
         raise ValueError(f"method_params not accepted by method={method!r}: {exc}") from None
     evaluator = _FunctionEvaluator(func, space, fids, lam, _sign, callback,
-                                   lenient=method == "random")
+                                   lenient=method == "random", n_jobs=n_jobs)
     result = run(policy, evaluator, budget=budget, max_pulls=max_evals,
                  time_budget=time_budget, callbacks=[lambda *_: evaluator.stop])
     out = _result(result, evaluator, policy, space, len(fids))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from joblib import parallel_config
 
 from mftune import Categorical, Integer, Real, maximize, minimize
 from mftune.benchmarks.mf_functions import get_mf_function
@@ -45,6 +46,23 @@ def test_every_method_spends_its_budget_and_answers_at_the_target(method):
     assert res.nfev_per_fidelity[1] > 0
     if method not in ("mf-gp-ucb", "mf-naive"):  # single-fidelity: the target only
         assert res.nfev_per_fidelity[0] == 0
+
+
+def test_n_jobs_asks_batches_for_the_workers_and_replays():
+    with parallel_config(backend="threading"):
+        a = maximize(currin, UNIT2, fidelities=[1, 10], budget=250, n_jobs=2, random_state=1)
+        b = maximize(currin, UNIT2, fidelities=[1, 10], budget=250, n_jobs=2, random_state=1)
+    assert a.policy.batch_size == 2 and a.stopping_reason == "budget"
+    # after the one-batch initial design (40 + 5 points) the tells come two at a time;
+    # the budget may cut the last batch to one
+    after, rounds = a.nfev - sum(a.policy._init_sizes()), a.policy.n_rounds - 1
+    assert sum(a.policy._init_sizes()) == 45 and 2 * rounds - 1 <= after <= 2 * rounds
+    assert [r["config"] for r in a.history] == [r["config"] for r in b.history]
+    # a closure under joblib's default process backend (cloudpickle)
+    offset = 1.0
+    c = maximize(lambda cfg, m: currin(cfg, m) + offset, UNIT2, fidelities=[1, 10],
+                 max_evals=50, n_jobs=2, random_state=1)
+    assert c.nfev == 50 and c.n_failed == 0 and c.success
 
 
 def test_same_seed_same_evaluations_and_minimize_is_the_mirror():
