@@ -245,3 +245,45 @@ def test_run_synthetic_gives_every_gp_method_the_same_kernel():
     assert "length_scale" not in by["random"].extra
     iso = run_synthetic(["currin"], ["gp-ucb"], runs=1, capital_multiple=15, ard=False)
     assert np.ndim(iso[0].extra["length_scale"]) == 0
+
+
+def test_run_synthetic_passes_the_acquisition_maximiser_to_gp_methods_only(monkeypatch):
+    from mftune.benchmarks import mf_synthetic as ms
+
+    seen = {}
+    for name in ("gp-ucb", "random"):
+        def make(*args, _cls=ms.METHODS[name], _name=name, **kwargs):
+            seen[_name] = kwargs.get("acq_method")
+            return _cls(*args, **kwargs)
+        monkeypatch.setitem(ms.METHODS, name, make)
+    ms.run_synthetic(["currin"], ["gp-ucb", "random"], runs=1, capital_multiple=12,
+                     acq_method="direct")
+    assert seen == {"gp-ucb": "direct", "random": None}
+
+
+def test_first_hit_capital_reads_the_first_target_query_near_the_optimum():
+    from mftune.benchmarks.mf_functions import get_mf_function
+    from mftune.benchmarks.mf_synthetic import SyntheticRun, first_hit_capital
+
+    f = get_mf_function("park").f_opt
+    rec = SyntheticRun("park", "x", 0, np.array([0, 1, 1, 1]), np.array([1.0, 11.0, 21.0, 31.0]),
+                       np.array([f, f - 1e-3, f, f]), 0.0, {"n_fidelities": 2, "capital": 25.0})
+    assert first_hit_capital(rec, f) == 21.0  # the fidelity-0 query at f* does not count
+    assert first_hit_capital(rec, f, tol=1e-2) == 11.0
+    rec.extra["capital"] = 20.0
+    assert first_hit_capital(rec, f) == np.inf  # beyond the capital
+
+
+def test_synthetic_command_prints_regret_verdict_and_first_hit_tables():
+    from click.testing import CliRunner
+
+    from mftune.cli import main
+
+    res = CliRunner().invoke(main, ["bench", "mfgpucb-synthetic", "--functions", "park",
+                                    "--methods", "mf-gp-ucb,gp-ucb,mf-naive", "--runs", "2",
+                                    "--capital-multiple", "15"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert "park: simple regret S(Λ)" in out and "below or tied on" in out
+    table = out.split("regret < 1e-06")[1].split("Where the capital went")[0]
+    assert sum(line.startswith("park ") for line in table.splitlines()) == 3

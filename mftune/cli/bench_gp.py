@@ -107,9 +107,16 @@ def _plot(records, fractions, path, histogram):
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Write regret curves (and the Hartmann-3D histogram) to this file.")
 @click.option("--save", type=click.Path(dir_okay=False), help="Save the run records as JSON.")
+@click.option("--acq-method", "acq_method", type=click.Choice(["lbfgsb", "direct"]),
+              help="Acquisition maximiser of every GP method: multi-start L-BFGS-B, or the "
+                   "authors' DiRect (slower; never samples the cube's boundary) [default: "
+                   "the policies' default, lbfgsb].")
+@click.option("--hit-tolerance", default=1e-6, show_default=True,
+              type=click.FloatRange(min=0.0, min_open=True),
+              help="Regret under which the first-hit table counts the optimum as found.")
 @ard_option
 def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n_jobs,
-                      plot_path, save, ard):
+                      plot_path, save, acq_method, hit_tolerance, ard):
     """Simple regret S(Λ) of MF-GP-UCB and the baselines on the synthetic functions.
 
     Prints the median over runs [standard error of the mean] at 1/4, 1/2, 3/4
@@ -119,6 +126,7 @@ def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n
     """
     from ..benchmarks.mf_synthetic import (
         fidelity_histogram,
+        format_first_hit_table,
         format_histogram,
         format_regret_table,
         format_spend_table,
@@ -130,13 +138,18 @@ def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n
     fractions = (0.25, 0.5, 0.75, 1.0)
     start = time.perf_counter()
     records = run_synthetic(fns, meths, runs, capital_multiple, seed, n_jobs, noise, verbose=5,
-                            ard=ard)
+                            ard=ard, acq_method=acq_method)
     wall = time.perf_counter() - start
     click.echo(f"MF-GP-UCB synthetic benchmark — {runs} runs, capital = {capital_multiple:g} "
-               f"× λ^(M), noise sd {noise:g}, seed {seed}, GP kernel {_kernel_name(ard)}")
+               f"× λ^(M), noise sd {noise:g}, seed {seed}, GP kernel {_kernel_name(ard)}, "
+               f"acquisition maximiser {acq_method or 'policy default'}")
     click.echo(format_regret_table(records, fractions))
     click.echo("")
     click.echo(_verdict(records, fractions))
+    click.echo("")
+    click.echo(f"Capital at the first target-fidelity query with regret < {hit_tolerance:g} "
+               "(ties in S(Λ) at an exact maximiser are told apart here):")
+    click.echo(format_first_hit_table(records, hit_tolerance))
     if {"mf-gp-ucb", "mf-naive"} & set(meths):
         click.echo("")
         click.echo("Where the capital went (median over runs):")
