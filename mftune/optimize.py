@@ -62,7 +62,7 @@ def _call(func, config: dict, fidelity) -> tuple[float, str | None, float]:
             raise ValueError(f"the function returned {value!r}")
         return value, None, time.perf_counter() - start
     except Exception:  # noqa: BLE001 - recorded as a failed evaluation
-        return np.nan, traceback.format_exc(limit=3), time.perf_counter() - start
+        return np.nan, traceback.format_exc(), time.perf_counter() - start
 
 
 class _FunctionEvaluator(Evaluator):
