@@ -21,8 +21,8 @@ which details follow the paper, the authors' code or our reconstruction);
 this module only maps configurations to and from the unit cube, charges
 each evaluation its fidelity's cost, and keeps a record of every
 evaluation. An evaluation that raises or returns a non-finite value is
-recorded as failed and the policy is told the lowest value seen so far at
-that fidelity (so the region is not preferred) — the same stand-in
+recorded as failed and the policy is told the lowest value seen so far
+(so the region is not preferred) — the stand-in
 :class:`~mftune.tuner.MFTuner` uses for a nan ``error_score``. Ctrl+C stops
 the run and returns what is finished.
 """
@@ -76,6 +76,7 @@ class _FunctionEvaluator(Evaluator):
         self.lenient = lenient  # the policy ignores the values (random search)
         self.records: list[dict] = []
         self.stop = False
+        self._worst = np.inf  # lowest finite (sign-adjusted) value seen, as in CVEvaluator
 
     def evaluate(self, pulls: Pulls) -> Outcomes:
         configs = self.space.from_unit(pulls.points)
@@ -93,24 +94,21 @@ class _FunctionEvaluator(Evaluator):
                 self.stop = True
         rewards = self.sign * np.array([v for v, _, _ in done])
         failed = ~np.isfinite(rewards)
+        if not failed.all():
+            self._worst = min(self._worst, float(rewards[~failed].min()))
         if failed.any():
-            rewards[failed] = self._stand_in(pulls.fidelities[failed])
+            rewards[failed] = self._stand_in()
         return Outcomes(rewards, self.costs[pulls.fidelities], status, [e for _, e, _ in done])
 
-    def _stand_in(self, fidelities: np.ndarray) -> np.ndarray:
-        """The lowest (sign-adjusted) value seen at each fidelity, else at any fidelity."""
-        ok = [r for r in self.records if r["status"] == "done"]
-        if not ok and self.lenient:
-            return np.zeros(fidelities.size)
-        if not ok:
-            first = next(r["error"] for r in self.records if r["error"])
-            raise ValueError(
-                "every evaluation so far failed, so there is no value to model; the first "
-                f"error was:\n{first}")
-        vals = np.array([self.sign * r["value"] for r in ok])
-        fids = np.array([r["fidelity_index"] for r in ok])
-        return np.array([vals[fids == m].min() if np.any(fids == m) else vals.min()
-                         for m in fidelities.tolist()])
+    def _stand_in(self) -> float:
+        """The value told for a failed evaluation: the lowest (sign-adjusted) one seen."""
+        if np.isfinite(self._worst):
+            return self._worst
+        if self.lenient:
+            return 0.0
+        first = next(r["error"] for r in self.records if r["error"])
+        raise ValueError("every evaluation so far failed, so there is no value to model; "
+                         f"the first error was:\n{first}")
 
 
 def _check_fidelities(fidelities, costs) -> tuple[list, np.ndarray]:

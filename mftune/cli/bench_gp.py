@@ -207,8 +207,10 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
         for m in methods:  # interleaved, so load changes hit both methods alike
             rec = run_task(task, m, time_budget, seed, target, ard)
             per_seed[m].append(rec)
+    ttqs = {m: np.array([time_to_quality(r, target, top) for r in recs])
+            for m, recs in per_seed.items()}
     for m, recs in per_seed.items():
-        ttq = np.array([time_to_quality(r, target, top) for r in recs])
+        ttq = ttqs[m]
         best = [r.scores[r.fidelities == top].max() if np.any(r.fidelities == top) else np.nan
                 for r in recs]
         lo = np.median([np.sum(r.fidelities < top) for r in recs])
@@ -219,7 +221,6 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
                     f"{lo:>6.0f}/{hi:<6.0f} "
                     f"{sum(hit_in_initial_design(r, target, top) for r in recs):>5}/{len(recs)}")
         rows.append(f"{'':<10} per seed: " + ", ".join(f"{t:.1f}" for t in ttq))
-    ttqs = {m: [time_to_quality(r, target, top) for r in recs] for m, recs in per_seed.items()}
     first = methods[0]
     for other in methods[1:]:
         p = paired_summary(ttqs[first], ttqs[other])
