@@ -94,6 +94,16 @@ def _worst_value(fn: MFFunction) -> float:
     return float(fn(pts).min())
 
 
+def _by_function_method(records: Sequence[SyntheticRun], methods: Sequence[str] | None = None
+                        ) -> dict[tuple[str, str], list[SyntheticRun]]:
+    """Records grouped by ``(function, method)`` in first-seen order (``methods``: keep only)."""
+    groups: dict[tuple[str, str], list[SyntheticRun]] = {}
+    for rec in records:
+        if methods is None or rec.method in methods:
+            groups.setdefault((rec.function, rec.method), []).append(rec)
+    return groups
+
+
 def simple_regret(record: SyntheticRun, capitals, f_opt: float, f_worst: float) -> np.ndarray:
     """``S(Λ')`` of one run at each capital (see the module docstring)."""
     top = record.fidelities == _n_fid(record) - 1
@@ -173,10 +183,7 @@ def regret_summary(records: Sequence[SyntheticRun], fractions=(0.25, 0.5, 0.75, 
         if rec.function not in fns:
             fn = get_mf_function(rec.function)
             fns[rec.function] = (fn.f_opt, _worst_value(fn))
-    groups: dict[tuple[str, str], list[SyntheticRun]] = {}
-    for rec in records:
-        groups.setdefault((rec.function, rec.method), []).append(rec)
-    for (f, m), recs in groups.items():
+    for (f, m), recs in _by_function_method(records).items():
         caps = np.asarray(fractions) * recs[0].extra["capital"]
         S = np.array([simple_regret(r, caps, *fns[f]) for r in recs])
         se = S.std(axis=0, ddof=1) / np.sqrt(len(recs)) if len(recs) > 1 else np.zeros(len(caps))
@@ -216,12 +223,9 @@ def first_hit_capital(record: SyntheticRun, f_opt: float, tol: float = 1e-6) -> 
 
 def format_first_hit_table(records: Sequence[SyntheticRun], tol: float = 1e-6) -> str:
     """Per function and method: median [min–max] of :func:`first_hit_capital`, runs reaching."""
-    groups: dict[tuple[str, str], list[SyntheticRun]] = {}
-    for rec in records:
-        groups.setdefault((rec.function, rec.method), []).append(rec)
     head = f"{'function':<10} {'method':<10} {'capital (median [min-max])':>30} {'reached':>8}"
     lines = [head, "-" * len(head)]
-    for (f, m), recs in groups.items():
+    for (f, m), recs in _by_function_method(records).items():
         f_opt = get_mf_function(f).f_opt
         caps = np.array([first_hit_capital(r, f_opt, tol) for r in recs])
         cell = f"{np.median(caps):.0f} [{caps.min():.0f}-{caps.max():.0f}]"
@@ -238,10 +242,7 @@ def format_spend_table(records: Sequence[SyntheticRun],
     queries per fidelity, and for MF-GP-UCB the median number of violation
     checks (extra lower-fidelity queries, charged) and of ζ increases.
     """
-    groups: dict[tuple[str, str], list[SyntheticRun]] = {}
-    for rec in records:
-        if rec.method in methods:
-            groups.setdefault((rec.function, rec.method), []).append(rec)
+    groups = _by_function_method(records, methods)
     head = (f"{'function':<10} {'method':<10} {'capital share per fidelity':<30} "
             f"{'queries per fidelity':<24} {'checks':>6} {'viol.':>5}")
     lines = [head, "-" * len(head)]
