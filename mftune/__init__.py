@@ -13,17 +13,17 @@ __version__ = "0.1.0"
 
 # name -> module that defines it
 _EXPORTS = {
-    "MFTuner": "mftune.tuner",
+    "MFTuner": "mftune.search.tuner",
     "Space": "mftune.space",
     "Real": "mftune.space",
     "Integer": "mftune.space",
     "Categorical": "mftune.space",
-    "report": "mftune.reporting",
-    "run": "mftune.driver",
-    "Evaluator": "mftune.driver",
-    "Outcome": "mftune.driver",
-    "Outcomes": "mftune.driver",
-    "RunResult": "mftune.driver",
+    "report": "mftune.scripts.reporting",
+    "run": "mftune.engine.driver",
+    "Evaluator": "mftune.engine.driver",
+    "Outcome": "mftune.engine.driver",
+    "Outcomes": "mftune.engine.driver",
+    "RunResult": "mftune.engine.driver",
     "Policy": "mftune.policies.base",
     "Pulls": "mftune.policies.base",
     "SuccessiveElimination": "mftune.policies.elimination",
@@ -37,8 +37,8 @@ _EXPORTS = {
     "UGapEc": "mftune.policies.ugape",
     "MFGPUCB": "mftune.policies.mf_gp_ucb",
     "GPUCB": "mftune.policies.gp_ucb",
-    "maximize": "mftune.optimize",
-    "minimize": "mftune.optimize",
+    "maximize": "mftune.search.optimize",
+    "minimize": "mftune.search.optimize",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -57,8 +57,7 @@ def __dir__():
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .driver import Evaluator, Outcome, Outcomes, RunResult, run  # noqa: F401
-    from .optimize import maximize, minimize  # noqa: F401
+    from .engine.driver import Evaluator, Outcome, Outcomes, RunResult, run  # noqa: F401
     from .policies import (  # noqa: F401
         GPUCB,
         IISE,
@@ -74,6 +73,7 @@ if TYPE_CHECKING:  # pragma: no cover
         UGapEb,
         UGapEc,
     )
-    from .reporting import report  # noqa: F401
+    from .scripts.reporting import report  # noqa: F401
+    from .search.optimize import maximize, minimize  # noqa: F401
+    from .search.tuner import MFTuner  # noqa: F401
     from .space import Categorical, Integer, Real, Space  # noqa: F401
-    from .tuner import MFTuner  # noqa: F401

@@ -17,7 +17,7 @@ from mftune.benchmarks.bandits import BernoulliBandit, GaussianBandit
 from mftune.benchmarks.mf_functions import get_mf_function
 from mftune.benchmarks.mf_synthetic import FunctionEvaluator
 from mftune.benchmarks.simulate import BanditEvaluator
-from mftune.driver import run
+from mftune.engine.driver import run
 from mftune.policies import (
     GPUCB,
     IISE,

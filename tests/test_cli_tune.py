@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from mftune.cli import main
-from mftune.script import ScriptEvaluator, report
-from mftune.spacefile import SpaceFileError, parse_spacefile
+from mftune.scripts.runner import ScriptEvaluator, report
+from mftune.scripts.spacefile import SpaceFileError, parse_spacefile
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -50,7 +50,7 @@ def shell_loss(cfg, epochs=27):
 
 
 def test_tune_help_lists_the_algorithms_a_study_takes():
-    from mftune.algorithms import POINT_ALGORITHMS, REGISTRY
+    from mftune.policies.registry import POINT_ALGORITHMS, REGISTRY
 
     text = " ".join(invoke("tune", "--help").output.split())
     listed = text.split("overrides study.algorithm):")[1].split(".")[0]
@@ -355,7 +355,7 @@ def test_tune_refuses_an_existing_study(in_tmp):
 
 def test_script_evaluator_through_the_driver(tmp_path):
     from mftune import SuccessiveElimination
-    from mftune.driver import run
+    from mftune.engine.driver import run
 
     script = tmp_path / "s.sh"
     script.write_text('for a in "$@"; do case "$a" in --x=*) x="${a#--x=}";; esac; done\n'

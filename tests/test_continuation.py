@@ -22,15 +22,15 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from mftune import Integer, MFTuner, Real
-from mftune.continuation import (
+from mftune.policies.base import Pulls
+from mftune.search.continuation import (
     CachedModel,
     ModelCache,
     fit_at_level,
     resolve_continuation,
     saved_estimates,
 )
-from mftune.evaluation import CVEvaluator
-from mftune.policies.base import Pulls
+from mftune.search.evaluation import CVEvaluator
 
 HGB = HistGradientBoostingClassifier(early_stopping=False, random_state=0)
 HGB_SPACE = {"learning_rate": Real(0.05, 0.5, log=True), "max_leaf_nodes": Integer(4, 16)}
@@ -96,7 +96,7 @@ def test_invalid_or_unsupported_continuation_raises(option, estimator, fidelity,
 
 
 def test_tuner_rejects_bad_continuation_before_fitting(data, monkeypatch):
-    from mftune import evaluation
+    from mftune.search import evaluation
 
     def no_fit(*a, **k):
         raise AssertionError("fitted before validating")
@@ -293,7 +293,7 @@ def test_model_cache_cap_and_order():
 
 
 def test_saved_estimate_uses_fresh_pulls_of_the_same_candidate_else_scaled_reused_work():
-    from mftune.evaluation import PullRecord
+    from mftune.search.evaluation import PullRecord
 
     def rec(arm, fid, fit, continued_from=-1, reused=0.0, status="done"):
         return PullRecord(arm, fid, 0, {"score": 0.5}, fit, 0.0, status,

@@ -7,7 +7,7 @@ import pytest
 
 from mftune.benchmarks.bandits import GaussianBandit
 from mftune.benchmarks.simulate import BanditEvaluator
-from mftune.driver import Evaluator, Outcome, run
+from mftune.engine.driver import Evaluator, Outcome, run
 from mftune.policies import IISE, SuccessiveElimination
 
 

@@ -8,7 +8,7 @@ from scipy.optimize import direct
 
 from mftune.benchmarks.mf_functions import get_mf_function
 from mftune.benchmarks.mf_synthetic import FunctionEvaluator, run_one, simple_regret
-from mftune.driver import run
+from mftune.engine.driver import run
 from mftune.policies.direct_search import DirectSearch
 from mftune.policies.ei import ExpectedImprovement
 from mftune.policies.gp import FidelityGP, maximise_acquisition

@@ -8,7 +8,7 @@ from mftune.benchmarks.bandits import BernoulliBandit, GaussianBandit
 from mftune.benchmarks.lucb_instances import wang_table1, wang_table2, wang_table3
 from mftune.benchmarks.lucb_sim import simulate_lucb_batch
 from mftune.benchmarks.simulate import BanditEvaluator
-from mftune.driver import run
+from mftune.engine.driver import run
 from mftune.policies import MultiFidelityLUCB
 from mftune.radii import lucb_radius, lucb_radius_many
 

@@ -7,7 +7,7 @@ import pytest
 
 from mftune.benchmarks.mf_functions import get_mf_function
 from mftune.benchmarks.mf_synthetic import FunctionEvaluator
-from mftune.driver import run
+from mftune.engine.driver import run
 from mftune.policies.mf_gp_ucb import MFGPUCB
 
 

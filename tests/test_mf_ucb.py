@@ -7,7 +7,7 @@ from mftune.benchmarks.bandits import BernoulliBandit, GaussianBandit
 from mftune.benchmarks.mfucb_problems import FIGURE2_PROBLEMS, make_problem, recon_zeta
 from mftune.benchmarks.regret import RegretRecorder, regret_curves
 from mftune.benchmarks.simulate import BanditEvaluator
-from mftune.driver import run
+from mftune.engine.driver import run
 from mftune.policies import MFUCB, UCB
 from mftune.policies.mf_ucb import mf_ucb_gamma
 from mftune.radii import mf_ucb_radius, psi, psi_inverse

@@ -16,9 +16,9 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import RidgeClassifier
 
 from mftune import MFTuner, Real
-from mftune.driver import parallel_map, runs_in_process
+from mftune.engine.driver import parallel_map, runs_in_process
 from mftune.policies.base import Pulls
-from mftune.script import ScriptEvaluator
+from mftune.scripts.runner import ScriptEvaluator
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,11 +106,11 @@ def test_report_imports_only_the_standard_library():
 
 
 def test_study_fixes_the_batch_size_of_batch_rule_policies(tmp_path):
-    from mftune import algorithms
     from mftune.policies import MultiFidelityLUCB
-    from mftune.policies.registry import make_policy
-    from mftune.spacefile import load_spacefile
-    from mftune.study import create_study
+    from mftune.policies import registry as algorithms
+    from mftune.policies.registry import policy_from_settings as make_policy
+    from mftune.scripts.spacefile import load_spacefile
+    from mftune.scripts.study import create_study
 
     spec = load_spacefile(ROOT / "examples" / "space_python.toml")  # workers = 2
     store = create_study(spec, ["true"], tmp_path / "s.db")

@@ -6,7 +6,7 @@ import pytest
 from mftune.benchmarks.bandits import BernoulliBandit
 from mftune.benchmarks.regret import RegretRecorder, regret_curves
 from mftune.benchmarks.simulate import BanditEvaluator
-from mftune.driver import run
+from mftune.engine.driver import run
 from mftune.policies import WangElimination
 
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from mftune.cli import main
-from mftune.store import StudyStore
+from mftune.study.store import StudyStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "examples" / "train_synthetic.sh"

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from mftune import IISE, Pulls
-from mftune.driver import Evaluator, Outcome, run
-from mftune.recording import RecordingEvaluator
-from mftune.replay import StudyMismatchError, replay
-from mftune.store import _LIVE_TOKENS, StudyStore, new_worker_id
+from mftune.engine.driver import Evaluator, Outcome, run
+from mftune.study.recording import RecordingEvaluator
+from mftune.study.replay import StudyMismatchError, replay
+from mftune.study.store import _LIVE_TOKENS, StudyStore, new_worker_id
 
 THETA = np.array([[0.2, 0.5, 0.45, 0.1, 0.6, 0.3],
                   [0.3, 0.55, 0.5, 0.2, 0.62, 0.35],
@@ -194,7 +194,7 @@ def test_record_batch_callback_and_store_replay(tmp_path):
     res = run(ref, KeyedEvaluator(), callbacks=[store.record_batch], max_pulls=30)
     assert res.n_pulls == 30 == len(store.rows())
     fresh = new_policy()
-    state = store.replay(fresh)
+    state = replay(fresh, store.rows(kind="policy"))
     # 5 whole rounds of 6 arms were recorded; the policy asks the 6th round next
     assert state.batch == 5 and state.pulls is None
     np.testing.assert_array_equal(fresh.stats.counts, ref.stats.counts)

@@ -246,7 +246,7 @@ def test_interrupt_keeps_best_and_resumes(data, monkeypatch, algorithm):
     # CV split, so giving them back must not move any (lucb-b's third batch pulls
     # fidelities never pulled before: a double give-back made a split negative).
     X, y = data
-    from mftune import evaluation
+    from mftune.search import evaluation
 
     calls = {"n": 0}
     original = evaluation.CVEvaluator.evaluate
@@ -322,7 +322,7 @@ def test_interrupt_keeps_best_and_resumes(data, monkeypatch, algorithm):
 ])
 def test_invalid_arguments_raise_value_error_naming_them(data, kwargs, name, monkeypatch):
     X, y = data
-    from mftune import evaluation
+    from mftune.search import evaluation
 
     def no_fit(*a, **k):  # the error must come before any fitting
         raise AssertionError("fitted before validating")
@@ -341,7 +341,7 @@ def test_proportional_validation_scores_a_shared_stratified_share_of_the_fold(da
     from sklearn.metrics import check_scoring
     from sklearn.model_selection import StratifiedKFold
 
-    from mftune.evaluation import MIN_VALIDATION_ROWS, CVEvaluator
+    from mftune.search.evaluation import MIN_VALIDATION_ROWS, CVEvaluator
 
     Xb, yb = make_classification(3000, 8, weights=[0.7], random_state=1)
     est = LogisticRegression(solver="liblinear")

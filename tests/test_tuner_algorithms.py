@@ -9,10 +9,10 @@ from sklearn.linear_model import LogisticRegression
 
 from mftune import MFTuner, Real
 from mftune.benchmarks.bandits import GaussianBandit
+from mftune.policies.adapters import ScoreLUCB, lucb_mu_tilde
 from mftune.policies.base import Pulls
 from mftune.policies.elimination import IISEGamma
 from mftune.policies.lucb import MultiFidelityLUCB
-from mftune.tuner_policies import ScoreLUCB, lucb_mu_tilde
 
 
 @pytest.fixture(scope="module")
@@ -175,8 +175,8 @@ def test_tuner_elimination_uses_its_switches_and_the_cli_does_not(data, algorith
     # The tuner's bounds are estimated (wide), so its IISE / IISE-gamma leave a
     # fidelity once nothing can be eliminated there; studies of the command line
     # rebuild the papers' rule (stored studies replay exactly).
-    from mftune.policies.registry import make_policy
-    from mftune.tuner_storage import study_signature
+    from mftune.policies.registry import policy_from_settings as make_policy
+    from mftune.search.storage import study_signature
 
     X, y = data
     t = _fit_six(data, algorithm, 60)
@@ -184,7 +184,7 @@ def test_tuner_elimination_uses_its_switches_and_the_cli_does_not(data, algorith
     assert t.policy_.futility_switch is on
     assert ("futility_switch" in study_signature(t, X, y, None)) is on
     # the cost balance likewise (TUNER_COST_BALANCE rounds of the next fidelity)
-    from mftune.algorithms import TUNER_COST_BALANCE
+    from mftune.policies.registry import TUNER_COST_BALANCE
 
     assert t.policy_.cost_balance == (TUNER_COST_BALANCE if on else None)
     assert ("cost_balance" in study_signature(t, X, y, None)) is on
@@ -202,7 +202,7 @@ def test_tuner_elimination_uses_its_switches_and_the_cli_does_not(data, algorith
     sig = study_signature(t, X, y, None)
     assert sig.get("best_first", False) is on and ("batch_size" in sig) is on
     if on:
-        from mftune.algorithms import TUNER_CHUNK_SECONDS
+        from mftune.policies.registry import TUNER_CHUNK_SECONDS
 
         assert t.policy_.chunk_cost == TUNER_CHUNK_SECONDS
         phase = np.asarray(t.pulls_["phase"])
@@ -224,8 +224,8 @@ def test_algorithm_params_reach_the_policy(data, tmp_path):
     assert gp.policy_.inner.gp_.ard is True and gp.policy_.inner.n_init == 3
     # the papers' phase rule for the tuner's IISE-gamma, stored with the study and
     # replayed by `mftune status` (policies/registry.py)
-    from mftune.policies.registry import make_policy
-    from mftune.store import StudyStore
+    from mftune.policies.registry import policy_from_settings as make_policy
+    from mftune.study.store import StudyStore
 
     path = tmp_path / "s.db"
     t = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm="iise-gamma",
@@ -248,7 +248,7 @@ def test_best_first_batches_take_the_decisions_of_whole_rounds(data, tmp_path):
     # The tuner updates sigma, costs and bias bounds only between rounds, so a
     # best-first search (here one pull per batch) makes exactly the pulls and
     # eliminations of whole rounds; fixed costs make both runs deterministic.
-    from mftune.store import StudyStore
+    from mftune.study.store import StudyStore
 
     kw = dict(costs="levels", epsilon=0.05)
     path = tmp_path / "s.db"

@@ -13,9 +13,10 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
-from mftune import MFTuner, Real, evaluation
+from mftune import MFTuner, Real
 from mftune.cli import main
-from mftune.store import StudyStore
+from mftune.search import evaluation
+from mftune.study.store import StudyStore
 
 # Columns of pulls_ that do not depend on timing.
 EXACT = ("candidate", "fidelity", "split", "n_train", "n_valid", "score", "status", "phase")

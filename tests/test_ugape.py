@@ -6,7 +6,7 @@ from scipy.stats import binom
 
 from mftune.benchmarks.bandits import BernoulliBandit
 from mftune.benchmarks.simulate import BanditEvaluator
-from mftune.driver import run
+from mftune.engine.driver import run
 from mftune.policies import UGapEb, UGapEc
 from mftune.policies.ugape import ugape_complexity
 

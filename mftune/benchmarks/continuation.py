@@ -33,10 +33,10 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
-from .. import tuner as tuner_module
-from ..driver import Outcomes
-from ..evaluation import CVEvaluator
-from ..tuner import MFTuner
+from ..engine.driver import Outcomes
+from ..search import tuner as tuner_module
+from ..search.evaluation import CVEvaluator
+from ..search.tuner import MFTuner
 from .tuner_vs_halving import TASKS, _split
 
 __all__ = ["PairedEvaluator", "main", "run_interleaved", "run_pair"]
@@ -45,7 +45,7 @@ __all__ = ["PairedEvaluator", "main", "run_interleaved", "run_pair"]
 class PairedEvaluator:
     """Evaluate every pull with and without continuation, back to back, alternating order.
 
-    Built with :class:`~mftune.evaluation.CVEvaluator`'s arguments; ``on``
+    Built with :class:`~mftune.search.evaluation.CVEvaluator`'s arguments; ``on``
     has the continuation, ``off`` fits every pull from scratch. The search
     sees ``on``'s outcomes; ``off.records`` holds the refits of the same pulls.
     """

@@ -54,8 +54,8 @@ from sklearn.model_selection import (
 from sklearn.neighbors import KernelDensity
 from sklearn.utils import check_random_state
 
+from ..search.tuner import MFTuner
 from ..space import Real, Space
-from ..tuner import MFTuner
 from .tuner_vs_halving import TASKS as HALVING_TASKS
 from .tuner_vs_halving import Row, Task, _split
 

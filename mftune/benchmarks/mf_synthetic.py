@@ -1,7 +1,7 @@
 """The synthetic experiment of Kandasamy et al. (2016), Fig. 3 / App. D.
 
 Every method runs on the same multi-fidelity test function with the same
-capital ``Λ = K · λ^(M)`` through :func:`mftune.driver.run` (``budget=Λ``);
+capital ``Λ = K · λ^(M)`` through :func:`mftune.engine.driver.run` (``budget=Λ``);
 initial designs and the extra checks count toward it. The simple regret
 
     S(Λ') = f* - max{ f^(M)(x_t) : m_t = M, cumulative cost ≤ Λ' }
@@ -23,7 +23,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import qmc
 
-from ..driver import Evaluator, Outcomes, run
+from ..engine.driver import Evaluator, Outcomes, run
 from ..policies import POINT_POLICIES
 from ..policies.base import Pulls
 from ..policies.continuous import ContinuousPolicy

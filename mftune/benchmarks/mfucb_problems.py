@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from joblib import Parallel, delayed
 
-from ..driver import run
+from ..engine.driver import run
 from ..policies.mf_ucb import MFUCB, UCB
 from ..policies.regret_elimination import WangElimination
 from .bandits import BernoulliBandit, GaussianBandit, SimulatedBandit

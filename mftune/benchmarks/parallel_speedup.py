@@ -53,7 +53,7 @@ def svm_magic_tuner(task: SVMMagic, n_jobs: int, seed: int, max_pulls: int,
     """The ``MFTuner`` of the benchmark (no refit: only the search is timed)."""
     from sklearn.svm import SVC
 
-    from ..tuner import MFTuner
+    from ..search.tuner import MFTuner
 
     space = {"C": Real(1e-1, 1e5, log=True), "gamma": Real(5e-3, 5e5, log=True)}
     return MFTuner(SVC(tol=task.tol, max_iter=task.max_iter), space, fidelity="n_samples",

@@ -12,7 +12,7 @@ capital ``Λ``, let ``N = max{n : Σ_{t≤n} λ^(m_t) <= Λ}``.
   its fidelity, against the oracle that plays the best arm at the cheapest
   fidelity: ``R(Λ) = (Λ / λ^(1)) µ* − Σ_{t≤N} µ^(M)_{I_t}``.
 
-:class:`RegretRecorder` is a :func:`mftune.driver.run` callback that keeps
+:class:`RegretRecorder` is a :func:`mftune.engine.driver.run` callback that keeps
 the play sequence; :func:`regret_curves` evaluates both definitions at a grid
 of capitals from one sequence (exact for anytime policies such as UCB and
 MF-UCB, whose plays do not depend on the capital).

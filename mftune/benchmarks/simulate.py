@@ -3,7 +3,7 @@
 Runs are paired by index: run ``r`` gives every policy its own generator
 seeded from ``(seed, r)`` (common random numbers), so per-run ratios such as
 ``cost_IISE(r) / cost_SE(r)`` compare like with like, as in the IISE paper's
-``result_reading.py``. Runs go through :func:`mftune.driver.run` and are
+``result_reading.py``. Runs go through :func:`mftune.engine.driver.run` and are
 spread over processes with joblib.
 
 Speed-ups, and which of them use the true means
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from joblib import Parallel, delayed
 
-from ..driver import Evaluator, Outcomes, run
+from ..engine.driver import Evaluator, Outcomes, run
 from ..policies.base import Policy, Pulls
 from ..policies.elimination import MFE
 from .bandits import SimulatedBandit

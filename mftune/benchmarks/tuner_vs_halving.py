@@ -54,8 +54,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
+from ..search.tuner import MFTuner
 from ..space import Integer, Real, Space
-from ..tuner import MFTuner
 from .datasets import load_keel
 
 __all__ = ["TASKS", "Task", "format_rows", "halving_min_resources", "run_task"]

@@ -8,7 +8,7 @@ import time
 
 import click
 
-from ..study_summary import study_summary
+from ..study.summary import study_summary
 
 
 def fmt(x, digits: int = 4) -> str:
@@ -21,7 +21,7 @@ def fmt(x, digits: int = 4) -> str:
 
 
 class Progress:
-    """Event sink of a :class:`~mftune.study.StudyRunner`: a status line, JSON lines, or nothing.
+    """Event sink of a :class:`~mftune.scripts.study.StudyRunner`: status line, JSON lines, or none.
 
     Parameters
     ----------

@@ -36,7 +36,6 @@ def head_to_head(tasks, seeds, methods, algorithms, grid_file, dense, json_out):
     optimum's test score (with --grid-file) or the best any method reached,
     minus the task's tolerance. Optuna rows need `pip install optuna`.
     """
-    from ..algorithms import available
     from ..benchmarks.head_to_head import (
         METHODS,
         TASKS,
@@ -46,6 +45,7 @@ def head_to_head(tasks, seeds, methods, algorithms, grid_file, dense, json_out):
         rows_to_json,
         run_task,
     )
+    from ..policies.registry import available
 
     chosen = parse_list(tasks, tuple(TASKS), "--tasks")
     meths = METHODS if methods is None else parse_list(methods, METHODS, "--methods")

@@ -33,8 +33,8 @@ def demo(seed, n_candidates, budget, contrast):
     from sklearn.model_selection import HalvingGridSearchCV, StratifiedKFold, train_test_split
     from sklearn.svm import SVC
 
+    from ..search.tuner import MFTuner
     from ..space import Real
-    from ..tuner import MFTuner
 
     X, y = load_digits(return_X_y=True)
     X = X / 16.0

@@ -6,8 +6,8 @@ import json
 
 import click
 
-from ..store import StudyStore
-from ..study_summary import export_csv, study_summary
+from ..study.store import StudyStore
+from ..study.summary import export_csv, study_summary
 from ._groups import main
 from ._study_output import fmt
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..spacefile import SpaceFileError, check_study, load_spacefile
-from ..store import StudyMismatchError, StudyStore
-from ..study import StudyRunner, create_study
+from ..scripts.spacefile import SpaceFileError, check_study, load_spacefile
+from ..scripts.study import StudyRunner, create_study
+from ..study.store import StudyMismatchError, StudyStore
 from ._groups import main
 from ._study_output import Progress, echo_result
 

@@ -15,7 +15,7 @@ from .regret_elimination import WangElimination
 from .ugape import UGapEb, UGapEc
 
 #: The policies over points of the unit cube, by the names the benchmarks, the
-#: command line and :func:`mftune.optimize.maximize` use.
+#: command line and :func:`mftune.search.optimize.maximize` use.
 POINT_POLICIES: dict[str, type[ContinuousPolicy]] = {
     "mf-gp-ucb": MFGPUCB,
     "gp-ucb": GPUCB,

@@ -1,7 +1,7 @@
 """The ask/tell policy protocol shared by every algorithm.
 
 A policy decides which ``(arm, fidelity)`` to evaluate next. It is pure: no
-scikit-learn, no I/O, no wall clock. The driver (:mod:`mftune.driver`) asks
+scikit-learn, no I/O, no wall clock. The driver (:mod:`mftune.engine.driver`) asks
 for a batch, has an evaluator run it, and tells the results back::
 
     pulls = policy.ask()                 # a batch that may run in parallel

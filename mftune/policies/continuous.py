@@ -4,7 +4,7 @@ The finite-arm :class:`~mftune.policies.base.Policy` keeps ``(M, K)`` arm
 statistics; a Gaussian-process policy instead proposes new points of
 ``[0, 1]^d`` (a :class:`~mftune.space.Space` maps configurations to and from
 it). :class:`ContinuousPolicy` speaks the same protocol, so
-:func:`mftune.driver.run` drives it unchanged::
+:func:`mftune.engine.driver.run` drives it unchanged::
 
     pulls = policy.ask()        # Pulls with points (n, d); arms = history indices
     policy.tell(pulls, rewards, costs)

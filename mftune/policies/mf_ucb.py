@@ -223,7 +223,7 @@ class MFUCB(Policy):
         """Fast path for simulated bandits: play until :attr:`done` (or ``max_plays``).
 
         Equivalent, pull for pull, to driving the policy with
-        :func:`mftune.driver.run` and a
+        :func:`mftune.engine.driver.run` and a
         :class:`~mftune.benchmarks.simulate.BanditEvaluator` on the same
         generator (one ``env.pull`` per play, the environment's costs), without
         the per-pull protocol overhead (tested). Returns the number of plays.

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .policies.base import Policy, Pulls
+from ..policies.base import Policy, Pulls
 
 if TYPE_CHECKING:
     from .store import PullRow

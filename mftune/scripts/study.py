@@ -21,7 +21,7 @@ Where the runs happen
 A worker keeps up to ``workers`` runs in flight: in a thread pool (each run
 is a child process of the worker), or, with ``scheduler=ADDRESS`` (``mftune
 tune|resume|worker --scheduler``), on the workers of a dask cluster
-(:mod:`mftune.cluster`), by default as many as the cluster has threads.
+(:mod:`mftune.scripts.cluster`), by default as many as the cluster has threads.
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .calibration import calibration_plan, estimate_settings, needs_calibration
-from .policies.base import Policy
-from .policies.registry import POLICIES
-from .replay import StudyMismatchError, batch_rewards, replay
-from .script import ScriptEvaluator
+from ..engine.script_calibration import calibration_plan, estimate_settings, needs_calibration
+from ..policies.base import Policy
+from ..policies.registry import POLICIES
+from ..study.record import StudyRecord
+from ..study.replay import StudyMismatchError, batch_rewards, replay
+from ..study.store import _LIVE_TOKENS, StudyStore, new_worker_id
+from .runner import ScriptEvaluator
 from .spacefile import StudySpec
-from .store import _LIVE_TOKENS, StudyStore, new_worker_id
-from .study_record import StudyRecord
 
 __all__ = ["Study", "StudyRunner", "create_study"]
 
@@ -195,7 +195,7 @@ class StudyRunner:
         Seconds between checks while waiting on other workers.
     scheduler : str, optional
         Address (or scheduler file) of a dask scheduler: the runs start on the
-        cluster's workers instead of this process (:mod:`mftune.cluster`).
+        cluster's workers instead of this process (:mod:`mftune.scripts.cluster`).
     """
 
     def __init__(self, path, *, workers=None, budget=None, max_pulls=None, timeout=None,

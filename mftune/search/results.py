@@ -23,7 +23,7 @@ def build_pulls(records, levels) -> dict:
     model), ``continued_from`` (that model's fidelity, ``-1`` if fitted from
     scratch), ``reused_cost`` (fit seconds already spent on that model),
     ``saved_cost`` (estimated seconds saved,
-    :func:`mftune.continuation.saved_estimates`) and ``cache_time`` (seconds
+    :func:`mftune.search.continuation.saved_estimates`) and ``cache_time`` (seconds
     pickling models for the cache, part of ``cost``).
     """
     metrics = sorted({k for r in records for k in r.scores})

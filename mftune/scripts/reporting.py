@@ -1,6 +1,6 @@
 """How a training script reports its score to mftune: :func:`report`.
 
-Kept apart from :mod:`mftune.script` (which runs the scripts) so that a
+Kept apart from :mod:`mftune.scripts.runner` (which runs the scripts) so that a
 training script's ``from mftune import report`` imports nothing but the
 standard library: every pull starts a fresh interpreter, and importing the
 driver and the policies (scipy, scikit-learn) would cost each run seconds on

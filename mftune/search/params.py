@@ -8,7 +8,7 @@ import os
 import numpy as np
 from sklearn.metrics import check_scoring
 
-from . import algorithms
+from ..policies import registry as algorithms
 from .continuation import check_option
 
 __all__ = ["build_scorers", "check_params"]

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-from .policies.base import Pulls
+from ..policies.base import Pulls
 
 __all__ = ["calibration_plan", "estimate_settings", "needs_calibration"]
 

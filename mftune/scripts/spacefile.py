@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .fidelity import geometric_schedule
-from .space import Categorical, Integer, Real, Space
+from ..fidelity import geometric_schedule
+from ..space import Categorical, Integer, Real, Space
 
 __all__ = ["SpaceFileError", "StudySpec", "build_space", "load_spacefile", "parse_spacefile"]
 
@@ -348,8 +348,7 @@ def check_study(study: dict[str, Any], error) -> None:
 
     ``error(key, message)`` builds the exception to raise.
     """
-    from .algorithms import POINT_ALGORITHMS
-    from .policies.registry import POLICIES
+    from ..policies.registry import POINT_ALGORITHMS, POLICIES
 
     allowed = ", ".join(sorted(set(POLICIES) - set(POINT_ALGORITHMS)))
     if study["algorithm"] in POINT_ALGORITHMS:

@@ -17,28 +17,28 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, indexable
 
-from . import algorithms
-from .bias import (
+from ..engine.calibration import (
     estimate_bias,
     extend_to_top,
     grow_violated,
     pooled_variance,
     running_costs,
 )
+from ..engine.driver import run
+from ..fidelity import min_subset_size, n_samples_schedule
+from ..policies import registry as algorithms
+from ..policies.adapters import lucb_mu_tilde
+from ..policies.base import Pulls
+from ..radii import iise_radius
+from ..space import Space
+from ..study.recording import StudyBusyError
+from ..study.replay import StudyMismatchError
+from ..study.store import json_safe
 from .continuation import fit_at_level, partial_fit_only, resolve_continuation, saved_seconds
-from .driver import run
 from .evaluation import CVEvaluator, clone_with, level_is_number
-from .fidelity import min_subset_size, n_samples_schedule
-from .policies.base import Pulls
-from .radii import iise_radius
-from .recording import StudyBusyError
-from .replay import StudyMismatchError
+from .params import build_scorers, check_params
 from .results import Progress, build_cv_results, build_pulls
-from .space import Space
-from .store import json_safe
-from .tuner_params import build_scorers, check_params
-from .tuner_policies import lucb_mu_tilde
-from .tuner_storage import open_recorder, stored_seed, study_signature
+from .storage import open_recorder, stored_seed, study_signature
 
 __all__ = ["MFTuner"]
 
@@ -123,13 +123,13 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         ``"auto"`` uses ``"warm_start"`` where the continued model is the
         model a direct fit gives (``n_estimators`` of scikit-learn ensembles,
         ``max_iter`` of ``HistGradientBoosting*``), nothing otherwise;
-        ``False`` refits every pull. See :mod:`mftune.continuation`.
+        ``False`` refits every pull. See :mod:`mftune.search.continuation`.
     algorithm : str or policy, default="auto"
         ``"auto"``, ``"iise"``, ``"iise-gamma"``, ``"se"`` (more as their
         policies land: ``"lucb-a"``…, ``"mf-gp-ucb"``, ``"gp-ucb"``), or a
         policy object with the ask/tell protocol built for ``n_candidates``
         arms and the fidelities. ``"auto"`` is documented in
-        :mod:`mftune.algorithms`.
+        :mod:`mftune.policies.registry`.
     algorithm_params : dict, optional
         Options of the chosen algorithm's policy that the tuner does not set
         itself, e.g. ``{"ard": True}`` (one GP length scale per dimension) or
@@ -141,7 +141,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         candidates first, recommending from the round in progress) for
         ``"iise"`` / ``"iise-gamma"``, ``{"initial_sweep": False}`` for ``"lucb-*"``. An
         option the algorithm does not take raises a ``ValueError`` listing the
-        allowed ones (:func:`mftune.algorithms.check_params`).
+        allowed ones (:func:`mftune.policies.registry.check_params`).
     n_candidates : int or "grid", default=32
         Number of candidates sampled from ``space`` with ``random_state``, or
         ``"grid"`` for the full grid (``grid_points`` values per numeric dimension).
@@ -151,7 +151,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         (``"estimate"``); estimated and doubled when violated (``"adaptive"``:
         with 3 or more fidelities its calibration skips the expensive top
         fidelity and extends the bounds to it, see
-        :func:`mftune.bias.extend_to_top`); or known (the bound the algorithm
+        :func:`mftune.engine.calibration.extend_to_top`); or known (the bound the algorithm
         uses: ξ for ``"iise"``, γ for ``"iise-gamma"``).
     n_calibration : int, default=3
         Random candidates evaluated at every fidelity on the same two folds to
@@ -181,7 +181,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     timeout : float, optional
         Seconds after which one pull is stopped and recorded as timed out
         (score ``error_score``); pulls then run in forked child processes (one
-        OpenMP thread each: see :mod:`mftune.evaluation`).
+        OpenMP thread each: see :mod:`mftune.search.evaluation`).
     scoring : str, callable, list or dict, optional
         As in ``GridSearchCV``; with several metrics ``refit`` names the one
         that is optimised.
@@ -593,7 +593,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self._prior_costs = np.asarray(costs, dtype=float)
         self.candidates_ = evaluator.candidates  # the GP adapters append to it
         rec = getattr(self, "_recorder", None)
-        if rec is not None:  # the settings in the shared format of mftune.study_record
+        if rec is not None:  # the settings in the shared format of mftune.study.record
             estimated = ["sigma"] if self.sigma is None else []
             if kind is not None and not known and n_fid > 1:
                 estimated.append(kind)

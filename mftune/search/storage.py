@@ -1,6 +1,6 @@
 """``MFTuner(storage=...)``: write a search to a study file, and resume it from there.
 
-The tuner writes the same SQLite study as ``mftune tune`` (:mod:`mftune.store`),
+The tuner writes the same SQLite study as ``mftune tune`` (:mod:`mftune.study.store`),
 so ``mftune status/report/export`` read it. What goes into the study record:
 
 * ``space`` — the search space as text (one ``repr`` per dimension);
@@ -10,10 +10,10 @@ so ``mftune status/report/export`` read it. What goes into the study record:
   higher-is-better); ``algorithm`` and ``seed`` (the integer drawn from
   ``random_state``, which seeds candidates, subsets, folds and the policy);
 * ``settings`` — the policy's settings in the shared format of
-  :mod:`mftune.study_record` (costs, σ, the bias bound, δ, ε, what was
+  :mod:`mftune.study.record` (costs, σ, the bias bound, δ, ε, what was
   estimated), written once the calibration has set them; the tuner's later
   changes to the policy (measured costs, grown bias bounds, pooled σ²) are
-  stored per batch with :meth:`~mftune.store.StudyStore.set_update`;
+  stored per batch with :meth:`~mftune.study.store.StudyStore.set_update`;
 * ``spec`` — ``calibrate``, ``first_batch``, ``calibration_pulls`` (shared
   with script studies) and ``tuner``: a description of everything else that
   decides the pulls (estimator and its parameters, scoring, cv, the data's
@@ -22,7 +22,7 @@ so ``mftune status/report/export`` read it. What goes into the study record:
   and the seed are the same; otherwise it raises a ``ValueError`` naming
   ``storage`` and the keys that differ.
 
-Pulls are written by :class:`~mftune.recording.RecordingEvaluator` (one row
+Pulls are written by :class:`~mftune.study.recording.RecordingEvaluator` (one row
 per pull, the CV details in its ``info``); on resume it answers the stored
 pulls from the file and runs only the unfinished ones. Nothing is pickled.
 """
@@ -38,8 +38,8 @@ import joblib
 import numpy as np
 from sklearn.utils.validation import _num_samples
 
-from .recording import RecordingEvaluator
-from .store import StudyStore, _dumps
+from ..study.recording import RecordingEvaluator
+from ..study.store import StudyStore, _dumps
 
 __all__ = ["describe", "open_recorder", "stored_seed", "study_signature"]
 
@@ -91,7 +91,7 @@ def study_signature(tuner, X, y, groups) -> dict:
     effective ``n_jobs``) decides the batches, so it is part of the signature;
     whole-round algorithms resume with any ``n_jobs``.
     """
-    from .algorithms import REGISTRY, tuner_switches
+    from ..policies.registry import REGISTRY, tuner_switches
 
     data = {"n_samples": int(_num_samples(X)), "hash": joblib.hash((X, y, groups))}
     sig = {"estimator": describe(tuner.estimator), "data": data}

@@ -23,7 +23,7 @@ each evaluation its fidelity's cost, and keeps a record of every
 evaluation. An evaluation that raises or returns a non-finite value is
 recorded as failed and the policy is told the lowest value seen so far
 (so the region is not preferred) — the stand-in
-:class:`~mftune.tuner.MFTuner` uses for a nan ``error_score``. Ctrl+C stops
+:class:`~mftune.search.tuner.MFTuner` uses for a nan ``error_score``. Ctrl+C stops
 the run and returns what is finished.
 """
 
@@ -38,11 +38,11 @@ import numpy as np
 from joblib import effective_n_jobs
 from scipy.optimize import OptimizeResult
 
-from ._validation import check_costs, check_positive
-from .driver import Evaluator, Outcomes, parallel_map, run
-from .policies import POINT_POLICIES
-from .policies.base import Pulls
-from .space import Space
+from .._validation import check_costs, check_positive
+from ..engine.driver import Evaluator, Outcomes, parallel_map, run
+from ..policies import POINT_POLICIES
+from ..policies.base import Pulls
+from ..space import Space
 
 __all__ = ["maximize", "minimize"]
 

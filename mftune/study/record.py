@@ -1,7 +1,7 @@
 """What any study file holds, read the same way for script studies and tuner studies.
 
-Both writers (``mftune tune`` through :mod:`mftune.study`, and
-``MFTuner(storage=...)`` through :mod:`mftune.tuner_storage`) fill the study
+Both writers (``mftune tune`` through :mod:`mftune.scripts.study`, and
+``MFTuner(storage=...)`` through :mod:`mftune.search.storage`) fill the study
 record in one shared format, so the readers (``mftune status``, ``report``,
 ``export``) need no knowledge of who wrote it:
 
@@ -19,9 +19,9 @@ record in one shared format, so the readers (``mftune status``, ``report``,
   the worst seen) and ``command`` (script studies);
 * ``state`` — ``last_reason`` (why the last runner stopped) and ``error``;
 * the ``updates`` table — the changes a runner made to the policy's bounds
-  after a batch (:meth:`mftune.store.StudyStore.set_update`).
+  after a batch (:meth:`mftune.study.store.StudyStore.set_update`).
 
-The policy is rebuilt with :func:`mftune.policies.registry.make_policy` from
+The policy is rebuilt with :func:`mftune.policies.registry.policy_from_settings` from
 ``algorithm``, the number of arms, ``settings`` and ``seed``, then the stored
 updates are applied in batch order while the stored pulls are replayed.
 """
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .policies.base import Policy
-from .policies.registry import POLICIES, make_policy
+from ..policies.base import Policy
+from ..policies.registry import POLICIES, policy_from_settings
 from .store import StudyStore
 
 __all__ = ["StudyRecord", "apply_update"]
@@ -90,7 +90,7 @@ class StudyRecord:
     def settings(self, cal_rows=None) -> dict | None:
         """The stored policy settings, or ``None`` while they are not known yet.
 
-        ``cal_rows`` is unused here; :class:`mftune.study.Study` (script
+        ``cal_rows`` is unused here; :class:`mftune.scripts.study.Study` (script
         studies) derives the settings from its calibration rows instead.
         """
         s = self.meta["settings"]
@@ -106,7 +106,7 @@ class StudyRecord:
 
     def new_policy(self, settings: dict, updates: dict | None = None) -> Policy:
         """A fresh policy with the study's seed and settings (and its initial update)."""
-        policy = make_policy(self.algorithm, len(self.configs), settings, self.seed)
+        policy = policy_from_settings(self.algorithm, len(self.configs), settings, self.seed)
         updates = self.updates if updates is None else updates
         for b in sorted(updates):
             if b < self.first_batch:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .driver import Outcomes
-from .policies.base import Policy, Pulls
+from ..policies.base import Policy, Pulls
+from .outcomes import Outcomes
 from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
 from .store import _LIVE_TOKENS, PullRow, StudyStore, new_worker_id
 
@@ -27,7 +27,7 @@ class RecordingEvaluator:
     Resuming: a batch that is already stored is *not* run again. When the
     driver (with a fresh policy, same seed) asks batch ``b`` and the study
     holds rows for it, the asked pulls must match them (else
-    :class:`~mftune.replay.StudyMismatchError`); finished rows give their
+    :class:`~mftune.study.replay.StudyMismatchError`); finished rows give their
     stored outcomes, unfinished ones are claimed and run, and positions the
     study lacks (a batch trimmed by a pull cap) are inserted and run. So
     ``driver.run`` on a stored study replays it exactly — callbacks included —

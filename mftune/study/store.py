@@ -34,8 +34,8 @@ when it ends; on resume, rows left ``running`` by a worker that no longer
 exists are put back to ``pending`` and run again — they are the only pulls
 that run twice, and they had not finished.
 
-Exact replay lives in :mod:`mftune.replay` (:meth:`StudyStore.replay`), the
-driver-side recorder in :mod:`mftune.recording`.
+Exact replay lives in :mod:`mftune.study.replay` , the
+driver-side recorder in :mod:`mftune.study.recording`.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .driver import Outcomes
-from .policies.base import Policy, Pulls
+from ..policies.base import Policy, Pulls
+from .outcomes import Outcomes
 from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
 
 __all__ = [
@@ -462,20 +462,11 @@ class StudyStore:
             "SELECT COUNT(*) FROM pulls WHERE status != 'pending'").fetchone()
         return int(n)
 
-    def replay(self, policy: Policy, *, error_reward: float | None = None) -> ReplayState:
-        """Tell ``policy`` (fresh, with the study's seed) the study's complete batches.
-
-        See :func:`replay`; the returned state holds the first incomplete
-        batch (outstanding in the policy) and its stored rows, so the caller
-        re-issues exactly the pulls that had not finished.
-        """
-        return replay(policy, self.rows(kind="policy"), error_reward=error_reward)
-
     def record_batch(self, pulls: Pulls, outcomes: Outcomes, policy: Policy | None = None,
                      *, sign: float = 1.0) -> None:
         """Driver callback: store a batch that has just been told, in one transaction.
 
-        ``mftune.driver.run(..., callbacks=[store.record_batch])`` records an
+        ``mftune.engine.driver.run(..., callbacks=[store.record_batch])`` records an
         in-process study after each batch (a crash loses at most the batch in
         flight, which a resume runs again). :class:`RecordingEvaluator` also
         writes the rows *before* the batch runs.

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_costs
-from .policies.base import ArmStats, Pulls
-from .policies.lucb import MultiFidelityLUCB
+from .._validation import check_costs
+from .base import ArmStats, Pulls
+from .lucb import MultiFidelityLUCB
 
 __all__ = ["PointArms", "ScoreLUCB", "lucb_mu_tilde"]
 

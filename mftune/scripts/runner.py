@@ -37,8 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .driver import Evaluator, Outcome, Outcomes, parallel_map
-from .policies.base import Pulls
+from ..engine.driver import Evaluator, Outcome, Outcomes, parallel_map
+from ..policies.base import Pulls
 from .reporting import SCORE_PREFIX, report
 
 __all__ = ["ScriptEvaluator", "ScriptResult", "format_value", "report"]
@@ -255,7 +255,7 @@ class ScriptEvaluator(Evaluator):
         return self.run_pull(arm, fidelity, pull_id=pull_id)
 
     def evaluate(self, pulls: Pulls) -> Outcomes:
-        """Run a batch through joblib (:func:`mftune.driver.parallel_map`).
+        """Run a batch through joblib (:func:`mftune.engine.driver.parallel_map`).
 
         Locally in threads (each run is its own process, so threads suffice);
         under ``joblib.parallel_config(backend="dask")`` on the dask workers,

@@ -1,6 +1,6 @@
 """Run a script study's pulls on a dask cluster (``mftune tune|resume|worker --scheduler``).
 
-A :class:`~mftune.study.StudyRunner` keeps a pool of runs in flight and
+A :class:`~mftune.scripts.study.StudyRunner` keeps a pool of runs in flight and
 claims pulls of the study for it. Locally the pool is a thread pool (each run
 is a child process); with a dask scheduler it is the cluster: every run is a
 task that starts the command on a dask worker, on whichever machine that

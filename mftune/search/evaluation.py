@@ -1,6 +1,6 @@
 """Evaluating pulls of scikit-learn estimators: one (candidate, fidelity, CV split) each.
 
-:class:`CVEvaluator` is the :class:`mftune.driver.Evaluator` behind
+:class:`CVEvaluator` is the :class:`mftune.engine.driver.Evaluator` behind
 :class:`mftune.MFTuner`. A pull of candidate ``k`` at fidelity ``m``
 (DESIGN.md, "A pull, concretely"):
 
@@ -16,10 +16,10 @@
   metric the search optimises;
 * costs its measured fit + score seconds.
 
-With a :class:`~mftune.continuation.Continuation` (``MFTuner(continuation=...)``)
+With a :class:`~mftune.search.continuation.Continuation` (``MFTuner(continuation=...)``)
 a pull of an estimator-parameter fidelity continues the model of the same
 (candidate, split) kept at a lower fidelity instead of fitting from scratch
-(:mod:`mftune.continuation`); its cost is then the measured seconds of the
+(:mod:`mftune.search.continuation`); its cost is then the measured seconds of the
 continuation, plus the seconds spent (un)pickling models for the cache.
 Pulls of one batch that share a (candidate, split) run in waves, lowest
 fidelity first, so a higher one continues the lower one.
@@ -30,7 +30,7 @@ A failing fit comes back as ``status="failed"`` with the traceback text and
 overruns; the pull is recorded as ``"timed-out"`` and costs ``timeout``. A
 child that dies (a crash in compiled code, say) is recorded as ``"failed"``.
 
-A batch runs through :func:`mftune.driver.parallel_map` (joblib): ``n_jobs``
+A batch runs through :func:`mftune.engine.driver.parallel_map` (joblib): ``n_jobs``
 local processes, or the workers of whatever backend
 ``joblib.parallel_config`` selects (dask: the cluster's workers). Each pull
 records where it ran (``"host:pid"``, the ``worker`` column of
@@ -60,6 +60,10 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
 from threadpoolctl import threadpool_limits
 
+from ..engine.driver import Evaluator, Outcome, Outcomes, parallel_map
+from ..fidelity import stratified_subset
+from ..policies.base import Pulls
+from ..study.replay import StudyMismatchError
 from .continuation import (
     CACHE_BYTES,
     CachedModel,
@@ -70,10 +74,6 @@ from .continuation import (
     fit_at_level,
     load_model,
 )
-from .driver import Evaluator, Outcome, Outcomes, parallel_map
-from .fidelity import stratified_subset
-from .policies.base import Pulls
-from .replay import StudyMismatchError
 
 __all__ = ["CVEvaluator", "MIN_VALIDATION_ROWS", "PullRecord", "clone_with", "fit_and_score"]
 
@@ -139,7 +139,7 @@ def fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, err
     when ``error_score == "raise"``.
 
     With a continuation ``step`` the model is trained to ``step.level`` by
-    :func:`mftune.continuation.fit_at_level`, continuing the pickled
+    :func:`mftune.search.continuation.fit_at_level`, continuing the pickled
     ``step.start`` model when there is one; ``cache_time`` is the seconds spent
     (un)pickling, and with ``step.keep`` the trained model comes back pickled
     as ``model``.
@@ -312,7 +312,7 @@ class CVEvaluator(Evaluator):
     random_state : int
         Seed of the subsets and of the reshuffled fold repeats.
     continuation : Continuation, optional
-        Continue cached lower-fidelity models (:mod:`mftune.continuation`).
+        Continue cached lower-fidelity models (:mod:`mftune.search.continuation`).
     validation : {"full", "proportional"}, default="full"
         Rows a ``n_samples`` pull below the top fidelity scores: the whole
         validation fold, or a subset of it in the split's own proportion to
@@ -444,7 +444,7 @@ class CVEvaluator(Evaluator):
                        res["fit_time"] + res["score_time"] + res["cache_time"],
                        res["status"], res["error"])
 
-    #: :class:`mftune.recording.RecordingEvaluator` may pass stored results (``known=``).
+    #: :class:`mftune.study.recording.RecordingEvaluator` may pass stored results (``known=``).
     accepts_known = True
 
     def evaluate(self, pulls: Pulls, known: dict[int, dict] | None = None) -> Outcomes:

@@ -32,15 +32,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from joblib.parallel import get_active_backend
 
-from .policies.base import Policy, PolicySummary, Pulls
+from ..policies.base import Policy, PolicySummary, Pulls
+from ..study.outcomes import STATUSES, Outcome, Outcomes
 
-__all__ = ["Evaluator", "Outcome", "Outcomes", "RunResult", "parallel_map", "run"]
+__all__ = ["STATUSES", "Evaluator", "Outcome", "Outcomes", "RunResult", "parallel_map", "run"]
 
 # joblib's own backends, which run a single task (or n_jobs=1) in this very process anyway.
 _LOCAL_BACKENDS = ("SequentialBackend", "LokyBackend", "ThreadingBackend",
@@ -86,61 +87,6 @@ def parallel_map(func: Callable, arglists: Iterable[tuple], n_jobs: int | None =
     if runs_in_process(n_jobs, len(arglists)):
         return [func(*args) for args in arglists]
     return Parallel(n_jobs=n_jobs, prefer=prefer)(delayed(func)(*args) for args in arglists)
-
-STATUSES = ("done", "failed", "timed-out")
-
-
-@dataclass
-class Outcome:
-    """The result of one pull."""
-
-    reward: float
-    cost: float
-    status: str = "done"
-    error: str | None = None
-
-
-@dataclass
-class Outcomes:
-    """Results of a batch, parallel to its pulls.
-
-    ``info`` optionally holds, per pull, a JSON-able dict of the evaluator's
-    details (the study store keeps it so a resumed run can rebuild its records).
-    """
-
-    rewards: np.ndarray
-    costs: np.ndarray
-    status: list[str] = field(default_factory=list)
-    errors: list[str | None] = field(default_factory=list)
-    info: list[dict | None] = field(default_factory=list)
-
-    def __post_init__(self):
-        self.rewards = np.asarray(self.rewards, dtype=float).reshape(-1)
-        self.costs = np.asarray(self.costs, dtype=float).reshape(-1)
-        n = self.rewards.size
-        if self.costs.size != n:
-            raise ValueError(f"costs must have one entry per reward ({n}); got {self.costs.size}")
-        if not self.status:
-            self.status = ["done"] * n
-        if not self.errors:
-            self.errors = [None] * n
-        if not self.info:
-            self.info = [None] * n
-
-    @classmethod
-    def from_list(cls, outcomes: Iterable[Outcome]) -> Outcomes:
-        outcomes = list(outcomes)
-        return cls(
-            [o.reward for o in outcomes],
-            [o.cost for o in outcomes],
-            [o.status for o in outcomes],
-            [o.error for o in outcomes],
-        )
-
-    @property
-    def n_failed(self) -> int:
-        return sum(s != "done" for s in self.status)
-
 
 class Evaluator:
     """Base evaluator: runs ``evaluate_one`` for every pull of a batch through joblib.

@@ -3,7 +3,7 @@
 Everything here only reads the study (a read-only replay of the complete
 batches into a fresh policy, with the runner's stored updates of its bounds),
 so ``mftune status`` can run while workers are busy. It reads the shared
-study record (:mod:`mftune.study_record`), so script studies (``mftune
+study record (:mod:`mftune.study.record`), so script studies (``mftune
 tune``) and tuner studies (``MFTuner(storage=...)``) are summarised alike.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .record import StudyRecord, apply_update
 from .replay import batch_rewards, replay
 from .store import FINISHED, StudyStore
-from .study_record import StudyRecord, apply_update
 
 __all__ = ["export_csv", "study_summary"]
 

@@ -1,0 +1,1 @@
+"""The engine: the one search loop, the calibration, and the search built on them."""

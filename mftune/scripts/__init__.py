@@ -1,0 +1,1 @@
+"""Script studies: space files, the script runner, and ``mftune.report`` for scripts."""

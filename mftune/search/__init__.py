@@ -1,0 +1,1 @@
+"""In-process searches: the scikit-learn ``MFTuner`` and ``maximize``/``minimize``."""
