@@ -14,7 +14,7 @@ from mftune.benchmarks.iise_domains import (
 )
 from mftune.benchmarks.simulate import simulate_policy
 from mftune.policies import IISE, MFE, IISEGamma, Pulls, SuccessiveElimination
-from mftune.policies.elimination import iise_thresholds
+from mftune.policies.iise import iise_thresholds
 
 YAHTZEE_COSTS = 12.0 ** np.arange(5, 13)
 

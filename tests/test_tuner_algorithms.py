@@ -11,7 +11,7 @@ from mftune import MFTuner, Real
 from mftune.benchmarks.bandits import GaussianBandit
 from mftune.policies.adapters import ScoreLUCB, lucb_mu_tilde
 from mftune.policies.base import Pulls
-from mftune.policies.elimination import IISEGamma
+from mftune.policies.iise import IISEGamma
 from mftune.policies.lucb import MultiFidelityLUCB
 
 

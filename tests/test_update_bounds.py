@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mftune.policies.elimination import IISE, IISEGamma, SuccessiveElimination, iise_thresholds
+from mftune.policies.iise import IISE, IISEGamma, SuccessiveElimination, iise_thresholds
 from mftune.radii import iise_radius
 
 

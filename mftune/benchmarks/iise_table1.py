@@ -15,7 +15,7 @@ from functools import partial
 
 import numpy as np
 
-from ..policies.elimination import IISE, MFE, IISEGamma, SuccessiveElimination
+from ..policies.iise import IISE, MFE, IISEGamma, SuccessiveElimination
 from .bandits import SimulatedBandit, load_instance
 from .iise_domains import synthetic_a, synthetic_b, yahtzee
 from .simulate import SHORTCUT_MFE_SKIP, simulate_runs

@@ -31,7 +31,7 @@ from joblib import Parallel, delayed
 
 from ..engine.driver import Evaluator, Outcomes, run
 from ..policies.base import Policy, Pulls
-from ..policies.elimination import MFE
+from ..policies.iise import MFE
 from .bandits import SimulatedBandit
 
 __all__ = ["BanditEvaluator", "SimRecord", "simulate_policy", "simulate_runs"]

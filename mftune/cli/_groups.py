@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import click
 
-from .. import __version__
-
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="mftune")
+@click.version_option(package_name="mftune", prog_name="mftune")
 def main() -> None:
     """mftune: hyperparameter tuning with multi-fidelity bandits."""
 

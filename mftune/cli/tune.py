@@ -9,7 +9,8 @@ import click
 
 from ..scripts.spacefile import SpaceFileError, check_study, load_spacefile
 from ..scripts.study import StudyRunner, create_study
-from ..study.store import StudyMismatchError, StudyStore
+from ..study.replay import StudyMismatchError
+from ..study.store import StudyStore
 from ._groups import main
 from ._study_output import Progress, echo_result
 

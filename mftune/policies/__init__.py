@@ -4,8 +4,9 @@ from .base import ArmStats, Policy, PolicySummary, Pulls
 from .continuous import ContinuousPolicy
 from .direct_search import DirectSearch
 from .ei import ExpectedImprovement
-from .elimination import IISE, MFE, IISEGamma, PhasedElimination, SuccessiveElimination
+from .elimination import PhasedElimination
 from .gp_ucb import GPUCB
+from .iise import IISE, MFE, IISEGamma, SuccessiveElimination
 from .lucb import MultiFidelityLUCB
 from .mf_gp_ucb import MFGPUCB
 from .mf_naive import MFNaive

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .adapters import PointArms, ScoreLUCB
-from .elimination import IISE, IISEGamma, SuccessiveElimination
 from .gp_ucb import GPUCB
+from .iise import IISE, IISEGamma, SuccessiveElimination
 from .mf_gp_ucb import MFGPUCB
 
 __all__ = [

@@ -45,7 +45,6 @@ hang. Forking (not ``forkserver``/``spawn``) keeps scripts without an
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import numbers
 import os
 import socket
@@ -58,7 +57,6 @@ from joblib import effective_n_jobs
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
-from threadpoolctl import threadpool_limits
 
 from ..engine.driver import Evaluator, Outcome, Outcomes, parallel_map
 from ..fidelity import stratified_subset
@@ -74,6 +72,7 @@ from .continuation import (
     fit_at_level,
     load_model,
 )
+from .timeout import run_with_timeout
 
 __all__ = ["CVEvaluator", "MIN_VALIDATION_ROWS", "PullRecord", "clone_with", "fit_and_score"]
 
@@ -197,87 +196,6 @@ def _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, er
             pass
     out["cache_time"] = cache_time
     return out
-
-
-def _child(conn, task):  # pragma: no cover - runs in a forked process
-    try:
-        # GNU OpenMP's thread pool does not survive fork(): a parent that already ran
-        # OpenMP code would crash or hang the child at its first parallel region.
-        # With one OpenMP thread the child never touches the inherited pool.
-        with threadpool_limits(1, user_api="openmp"):
-            conn.send(("ok", fit_and_score(*task)))
-    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-        try:
-            conn.send(("raise", exc))
-        except Exception:  # unpicklable exception
-            conn.send(("raise", RuntimeError(traceback.format_exc())))
-    finally:
-        conn.close()
-
-
-def _answer(conn):
-    """The child's ``(kind, value)`` if it has answered, else ``None`` (also when it died)."""
-    try:
-        return conn.recv() if conn.poll() else None
-    except EOFError:  # the child closed the pipe by dying; its exit code tells
-        return None
-
-
-def run_with_timeout(tasks: list[tuple], timeout: float, n_jobs: int, error_score) -> list[dict]:
-    """Run ``fit_and_score`` tasks in child processes, killing any that overrun ``timeout``.
-
-    At most ``n_jobs`` children run at once. A killed pull comes back with
-    ``status="timed-out"``, ``error_score`` as its scores and ``timeout`` as
-    its fit time; a child that dies without answering, with
-    ``status="failed"`` and its exit code in the error text.
-    """
-    ctx = mp.get_context("fork")
-    results: list[dict | None] = [None] * len(tasks)
-    running: dict[int, tuple] = {}
-    queue = list(range(len(tasks)))
-    try:
-        while queue or running:
-            while queue and len(running) < max(n_jobs, 1):
-                i = queue.pop(0)
-                parent, child = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_child, args=(child, tasks[i]), daemon=True)
-                proc.start()
-                child.close()
-                running[i] = (proc, parent, time.perf_counter())
-            for i, (proc, conn, started) in list(running.items()):
-                answer = _answer(conn)
-                if answer is not None:
-                    kind, value = answer
-                    proc.join()
-                    conn.close()
-                    del running[i]
-                    if kind == "raise":
-                        raise value
-                    results[i] = value
-                elif time.perf_counter() - started > timeout or not proc.is_alive():
-                    if proc.is_alive():
-                        proc.kill()
-                        status, msg = "timed-out", f"pull stopped after timeout={timeout} s"
-                    else:
-                        status, msg = "failed", f"worker died (exit code {proc.exitcode})"
-                    proc.join()
-                    conn.close()
-                    del running[i]
-                    scorers = tasks[i][6]
-                    if error_score == "raise" and status == "failed":
-                        raise RuntimeError(msg)
-                    score = np.nan if error_score == "raise" else float(error_score)
-                    results[i] = {"scores": dict.fromkeys(scorers, score),
-                                  "fit_time": float(timeout if status == "timed-out" else 0.0),
-                                  "score_time": 0.0, "status": status, "error": msg}
-            if running:
-                time.sleep(0.005)
-    finally:
-        for proc, conn, _ in running.values():
-            proc.kill()
-            proc.join()
-            conn.close()
-    return results  # type: ignore[return-value]
 
 
 class CVEvaluator(Evaluator):
@@ -550,7 +468,7 @@ class CVEvaluator(Evaluator):
         """Run independent pulls: through joblib (any backend), or in timed child processes."""
         if self.timeout is not None and tasks:
             jobs = max(effective_n_jobs(self.n_jobs), 1)
-            return run_with_timeout(tasks, self.timeout, jobs, self.error_score)
+            return run_with_timeout(fit_and_score, tasks, self.timeout, jobs, self.error_score)
         return parallel_map(fit_and_score, tasks, self.n_jobs)
 
     def _waves(self, pulls: Pulls, splits: np.ndarray) -> list[np.ndarray]:

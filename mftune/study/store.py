@@ -55,11 +55,9 @@ import numpy as np
 
 from ..policies.base import Policy, Pulls
 from .outcomes import Outcomes
-from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
 
 __all__ = [
-    "FINISHED", "FORMAT_VERSION", "PullRow", "ReplayState", "StudyMismatchError",
-    "StudyStore", "batch_rewards", "json_safe", "new_worker_id", "replay",
+    "FINISHED", "FORMAT_VERSION", "PullRow", "StudyStore", "json_safe", "new_worker_id",
 ]
 
 FORMAT_VERSION = 1
