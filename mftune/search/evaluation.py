@@ -45,7 +45,6 @@ hang. Forking (not ``forkserver``/``spawn``) keeps scripts without an
 
 from __future__ import annotations
 
-import numbers
 import os
 import socket
 import time
@@ -529,8 +528,3 @@ class CVEvaluator(Evaluator):
     def acknowledge(self) -> None:
         """Mark the splits taken so far as used (their pulls were told to the policy)."""
         self._unfinished[:] = 0
-
-
-def level_is_number(value) -> bool:
-    """Whether a fidelity level is a real number (for cost initialisation)."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)

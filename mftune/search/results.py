@@ -5,13 +5,11 @@ Both are dicts of equal-length columns, importable with ``pandas.DataFrame``.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from .continuation import saved_estimates
 
-__all__ = ["Progress", "build_cv_results", "build_pulls"]
+__all__ = ["build_cv_results", "build_pulls"]
 
 
 def build_pulls(records, levels) -> dict:
@@ -129,44 +127,3 @@ def build_cv_results(candidates, records, levels, metrics, metric, best_index,
     res["eliminated_round"] = np.asarray(eliminated_round, dtype=np.int64)
     res["eliminated_time"] = np.asarray(eliminated_time, dtype=float)
     return res
-
-
-class Progress:
-    """Progress line (verbose >= 1) and the anytime trace of a run.
-
-    Called after every batch with ``(pulls, outcomes, policy)``; records the
-    wall time, the cost spent, the pulls and the recommended candidate, and
-    the time at which each candidate was eliminated.
-    """
-
-    def __init__(self, verbose: int, candidates, metric: str, start_cost: float = 0.0,
-                 start_pulls: int = 0, budget=None, stream=None):
-        self.verbose = verbose
-        self.candidates = candidates
-        self.metric = metric
-        self.cost = float(start_cost)
-        self.n_pulls = int(start_pulls)
-        self.budget = budget
-        self.t0 = time.perf_counter()
-        self.history: list[tuple[float, float, int, int]] = []
-        self.eliminated_time = np.full(len(candidates), np.nan)
-        self._last_print = -np.inf
-        self.stream = stream
-
-    def __call__(self, pulls, outcomes, policy) -> None:
-        now = time.perf_counter() - self.t0
-        self.cost += float(outcomes.costs.sum())
-        self.n_pulls += len(pulls)
-        best = int(policy.recommend())
-        self.history.append((now, self.cost, self.n_pulls, best))
-        if hasattr(policy, "active"):
-            newly = ~policy.active & np.isnan(self.eliminated_time)
-            self.eliminated_time[newly] = now
-        if self.verbose >= 1 and (self.verbose >= 2 or now - self._last_print >= 1.0):
-            self._last_print = now
-            alive = int(policy.active.sum()) if hasattr(policy, "active") else -1
-            fid = getattr(policy, "fidelity_", None)
-            budget = "" if self.budget is None else f"/{self.budget:.0f}"
-            print(f"[mftune] {self.n_pulls:6d} pulls | cost {self.cost:8.1f}{budget} s | "
-                  f"{alive} alive" + ("" if fid is None else f" | fidelity {fid}")
-                  + f" | best #{best} {self.candidates[best]}", file=self.stream, flush=True)

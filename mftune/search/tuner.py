@@ -17,27 +17,16 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, indexable
 
-from ..engine.calibration import (
-    estimate_bias,
-    extend_to_top,
-    grow_violated,
-    pooled_variance,
-    running_costs,
-)
-from ..engine.driver import run
+from ..engine.search import Search, raise_if_all_failed
 from ..fidelity import min_subset_size, n_samples_schedule
 from ..policies import registry as algorithms
-from ..policies.adapters import lucb_mu_tilde
-from ..policies.base import Pulls
-from ..radii import iise_radius
 from ..space import Space
 from ..study.recording import StudyBusyError
 from ..study.replay import StudyMismatchError
-from ..study.store import json_safe
 from .continuation import fit_at_level, partial_fit_only, resolve_continuation, saved_seconds
 from .evaluation import CVEvaluator, clone_with, level_is_number
 from .params import build_scorers, check_params
-from .results import Progress, build_cv_results, build_pulls
+from .results import build_cv_results, build_pulls
 from .storage import open_recorder, stored_seed, study_signature
 
 __all__ = ["MFTuner"]
@@ -52,14 +41,12 @@ def _delegate(name):
     return check
 
 
-def _raise_if_all_failed(records) -> None:
-    """Like GridSearchCV: when every pull failed, the problem is the data or the estimator."""
-    if records and all(r.status != "done" for r in records):
-        errors = [r.error or "" for r in records]
-        raise ValueError(
-            f"All the {len(records)} pulls failed; the estimator probably cannot fit this data. "
-            f"First error:\n{errors[0]}"
-        )
+#: MFTuner parameters that are the engine's settings (mftune.engine.search.SETTINGS).
+_ENGINE_PARAMS = ("algorithm", "algorithm_params", "bias", "n_calibration", "sigma", "costs",
+                  "delta", "epsilon", "budget", "max_pulls", "verbose")
+#: Fitted attributes the engine sets.
+_ENGINE_ATTRS = ("policy_", "sigma_", "epsilon_", "bias_bounds_", "bias_events_",
+                 "calibration_cost_", "candidates_", "deterministic_")
 
 
 class MFTuner(MetaEstimatorMixin, BaseEstimator):
@@ -407,24 +394,29 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self._evaluator = evaluator
         self.validation_ = validation
         self._metric = metric
-        self._choose_algorithm(levels)
+        self._engine = Search(
+            evaluator, levels, seed=seed, space=space, batch_size=self._batch_size(),
+            **{k: getattr(self, k) for k in _ENGINE_PARAMS})
+        for attr in ("algorithm_", "algorithm_reason_", "bias_mode_"):
+            setattr(self, attr, getattr(self._engine, attr))
+        self._algorithm_params = self._engine.algorithm_params_
         self.n_replayed_ = 0
         self.__dict__.pop("_stop_reason", None)
         with self._storage_errors():
             if self.storage is not None:
                 self._open_storage(evaluator, candidates, levels, seed, space, X, y, groups)
-            self._setup_policy(candidates, levels, evaluator, space, seed, rng)
+            self._engine.setup(rng)
             self._search(budget, max_pulls)
         return self
 
     def _open_storage(self, evaluator, candidates, levels, seed, space, X, y, groups):
         """Create or reopen the study file; its stored pulls will answer the search."""
-        n_cal = self._calibration_shape(len(candidates), len(levels), evaluator.n_splits)
-        self._recorder = open_recorder(
+        n_cal = self._engine.calibration_pulls(len(candidates), evaluator.n_splits)
+        self._recorder = self._engine.recorder = open_recorder(
             self, evaluator, candidates=candidates, levels=levels, seed=seed, space=space,
             calibrate=n_cal > 0, calibration_pulls=n_cal,
             signature=study_signature(self, X, y, groups))
-        self._stored_updates = self._recorder.store.updates()
+        self._engine.stored_updates = self._recorder.store.updates()
         n_done = sum(r.finished for r in self._recorder.store.rows())
         self._say(1, f"storage {str(self.storage)!r}: "
                      + (f"resuming, {n_done} finished pulls to replay" if n_done
@@ -445,7 +437,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
 
     def _close_recorder(self):
         rec = self.__dict__.pop("_recorder", None)
-        self.__dict__.pop("_stored_updates", None)
+        if getattr(self, "_engine", None) is not None:
+            self._engine.recorder = None
         if rec is None:
             return
         self.n_replayed_ = rec.n_replayed
@@ -457,13 +450,6 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                                        last_worker=rec.worker)
         finally:
             rec.close()
-
-    def _evaluate(self, pulls, kind="policy"):
-        """Run a batch, through the study file when ``storage`` is set."""
-        rec = getattr(self, "_recorder", None)
-        if rec is None:
-            return self._evaluator.evaluate(pulls)
-        return rec.evaluate(pulls, kind=kind)
 
     def _levels(self, X, y, groups, cv, classifier):
         if self.fidelity != "n_samples":
@@ -481,280 +467,17 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         if self.verbose >= level:
             print(f"[mftune] {msg}", flush=True)
 
-    def _choose_algorithm(self, levels):
-        n_fid = len(levels)
-        known = not isinstance(self.bias, str)
-        self.bias_mode_ = "known" if known else self.bias
-        if isinstance(self.algorithm, str):
-            name, reason = ((self.algorithm, "requested") if self.algorithm != "auto"
-                            else algorithms.choose_algorithm(n_fid, self.bias_mode_))
-            self._algorithm_params = algorithms.check_params(name, self.algorithm_params)
-        else:
-            if self.algorithm_params:
-                raise ValueError("algorithm_params applies to an algorithm given by name; "
-                                 "configure a policy object directly")
-            name, reason = type(self.algorithm).__name__, "policy object given"
-        self.algorithm_, self.algorithm_reason_ = name, reason
-        self._say(1, f"algorithm: {name} ({reason})")
-        if known and len(self.bias) != n_fid:
-            raise ValueError(f"bias must have one bound per fidelity ({n_fid}: {levels}); "
-                             f"got {len(self.bias)}")
-
-    def _needs_calibration(self, n_fid) -> bool:
-        return n_fid > 1 and self.bias_mode_ != "known" or self.sigma is None
-
-    def _calibration_shape(self, n_arms, n_fid_all, n_splits) -> int:
-        """Pulls of the calibration (0 without one): candidates × fidelities × folds."""
-        if not self._needs_calibration(n_fid_all):
-            return 0
-        # Adaptive mode with >= 3 fidelities skips the (expensive) top fidelity: the
-        # bounds are measured against the fidelity below it and extended (see _calibrate).
-        below_top = self.bias_mode_ == "adaptive" and n_fid_all >= 3
-        n_fid = n_fid_all - 1 if below_top else n_fid_all
-        return min(self.n_calibration, n_arms) * n_fid * min(n_splits, 2)
-
     def _batch_size(self) -> int:
         """Pulls per batch of a batch-rule algorithm: the effective ``n_jobs``."""
         return max(1, int(effective_n_jobs(self.n_jobs)))
 
-    def _setup_policy(self, candidates, levels, evaluator, space, seed, rng):
-        n_fid = len(levels)
-        known = self.bias_mode_ == "known"
-        name = self.algorithm_
-        prior = (np.asarray(levels, float) / float(levels[-1])
-                 if all(level_is_number(v) and v > 0 for v in levels)
-                 else np.arange(1.0, n_fid + 1))
-        self.calibration_cost_ = 0.0
-        est = None
-        if self._needs_calibration(n_fid):
-            est = self._calibrate(evaluator, len(candidates), n_fid, rng)
-        if self.costs == "levels":
-            costs = running_costs(prior, np.ones(n_fid), prior)
-        elif not isinstance(self.costs, str):
-            if len(self.costs) != n_fid:
-                raise ValueError(f"costs must have one entry per fidelity ({n_fid}: {levels}); "
-                                 f"got {len(self.costs)}")
-            costs = np.asarray(self.costs, dtype=float)
-        elif est is not None:
-            costs = est.costs
-        else:
-            costs = running_costs(prior, np.ones(n_fid), prior)
-        if self.sigma is not None:
-            sigmas = np.full(n_fid, float(self.sigma))
-            self._sigma_prior = (sigmas**2, 10**9)  # given: never re-estimated
-        else:
-            sigmas = est.sigmas
-            self._sigma_prior = (sigmas**2, est.dof)
-        sigma = float(sigmas.max())
-        self.sigma_ = sigmas
-        self.epsilon_ = float(sigmas[-1]) if self.epsilon == "auto" else self.epsilon
-        entry = algorithms.REGISTRY.get(name)
-        kind = entry.bias if entry is not None else "xi"
-        if known:
-            bounds = np.asarray(self.bias, dtype=float)
-            if bounds.size != n_fid:
-                raise ValueError(f"bias must have one bound per fidelity ({n_fid}: {levels}); "
-                                 f"got {bounds.size}")
-        elif n_fid == 1:
-            bounds = np.zeros(1)
-        else:
-            bounds = est.gamma if kind == "gamma" else est.xi
-        self._kind = kind
-        self.bias_bounds_ = bounds
-        self.bias_events_ = []
-        self._say(1, f"sigma={np.round(sigmas, 4).tolist()}, epsilon={self.epsilon_:.4g}, "
-                     f"bias ({self.bias_mode_}, "
-                     f"{kind})={np.round(bounds, 4).tolist()}, costs={np.round(costs, 4).tolist()}")
-        if isinstance(self.algorithm, str):
-            points = None
-            if not space.is_conditional and name in ("mf-gp-ucb", "gp-ucb"):
-                points = space.to_unit(candidates)
-            ctx = algorithms.PolicyContext(
-                len(candidates), costs, bounds if kind == "xi" else None,
-                bounds if kind == "gamma" else None, sigma**2, float(self.delta),
-                self.epsilon_, seed, points, space,
-                mu_tilde=self._mu_tilde(est, bounds) if name in ("lucb-a", "lucb-b") else None,
-                evaluator=evaluator, sigmas=sigmas,
-                batch_size=self._batch_size(),
-                params=self._algorithm_params, **algorithms.tuner_switches(name))
-            self.policy_ = algorithms.make_policy(name, ctx)
-        else:
-            self.policy_ = self.algorithm
-        if est is not None and hasattr(self.policy_, "add_evidence"):
-            # the calibrated candidates count in the anytime recommendation (best-first IISE)
-            cal, rewards = self._cal_results
-            self.policy_.add_evidence(cal.arms, cal.fidelities, rewards)
-        if hasattr(self.policy_, "update_bounds") and n_fid > 1:
-            self.policy_.update_bounds(variance_proxy=sigmas**2)
-            self._record_update(-1 if est is None else 0, {"variance_proxy": sigmas**2})
-        # Stand-ins for fidelities not measured yet: the costs the policy starts with (the
-        # calibration's seconds, extrapolated to an uncalibrated top) -- never the level
-        # ratios, which are not in seconds.
-        self._prior_costs = np.asarray(costs, dtype=float)
-        self.candidates_ = evaluator.candidates  # the GP adapters append to it
-        rec = getattr(self, "_recorder", None)
-        if rec is not None:  # the settings in the shared format of mftune.study.record
-            estimated = ["sigma"] if self.sigma is None else []
-            if kind is not None and not known and n_fid > 1:
-                estimated.append(kind)
-            if self.costs == "measured" and est is not None:
-                estimated.append("costs")
-            rec.store.update_settings(json_safe({
-                "costs": costs, "sigma": sigma, "xi": bounds if kind == "xi" else None,
-                "gamma": bounds if kind == "gamma" else None, "delta": float(self.delta),
-                "epsilon": self.epsilon_, "estimated": estimated, "bias_mode": self.bias_mode_,
-                "given_in": "the MFTuner arguments",
-                "futility_switch": bool(getattr(self.policy_, "futility_switch", False)),
-                "cost_balance": getattr(self.policy_, "cost_balance", None),
-                "best_first": bool(getattr(self.policy_, "best_first", False)),
-                "batch_size": int(getattr(self.policy_, "batch_size", 1)),
-                "chunk_cost": getattr(self.policy_, "chunk_cost", None),
-                "algorithm_params": getattr(self, "_algorithm_params", None) or None}))
-
-    def _record_update(self, batch, data):
-        """Store the ``policy.update_bounds`` arguments applied after ``batch`` (storage).
-
-        A replayed batch recomputes the stored update exactly; it is not rewritten.
-        """
-        rec = getattr(self, "_recorder", None)
-        if rec is None:
-            return
-        data = json_safe({k: v for k, v in data.items() if v is not None})
-        if self._stored_updates.get(batch) != data:
-            rec.store.set_update(batch, data)
-
-    def _mu_tilde(self, est, bounds):
-        """``(µ̃1, µ̃2)`` for EXPLORE-A/B from the calibration [RECON]."""
-        scores = self._cal_scores  # (n_cal, n_fid_calibrated, n_folds)
-        m = scores.shape[1] - 1
-        means = np.nanmean(scores[:, m, :], axis=1)
-        n = scores.shape[2]
-        radius = float(self.sigma_[m] * np.sqrt(2 * np.log(2 * means.size / self.delta) / n))
-        finite = scores[np.isfinite(scores)]
-        upper = 1.0 if finite.size and finite.min() >= 0 and finite.max() <= 1 else None
-        return lucb_mu_tilde(means, float(bounds[m]), radius, upper)
-
-    def _calibrate(self, evaluator, n_arms, n_fid_all, rng):
-        n_cal = min(self.n_calibration, n_arms)
-        n_folds = min(evaluator.n_splits, 2)
-        arms = np.sort(rng.choice(n_arms, n_cal, replace=False))
-        # Adaptive mode with >= 3 fidelities skips the (expensive) top fidelity: the
-        # bounds are measured against the fidelity below it and extended (see below).
-        below_top = self.bias_mode_ == "adaptive" and n_fid_all >= 3
-        n_fid = n_fid_all - 1 if below_top else n_fid_all
-        a, f, s = np.meshgrid(arms, np.arange(n_fid), np.arange(n_folds), indexing="ij")
-        pulls = Pulls(a.ravel(), f.ravel())
-        evaluator.phase = "calibration"
-        start = len(evaluator.records)
-        t0 = time.perf_counter()
-        try:
-            out = self._evaluate(pulls, "calibration")
-        finally:
-            evaluator.phase = "search"
-        evaluator.acknowledge()  # the calibration's pulls are used as they are
-        recs = evaluator.records[start:]
-        _raise_if_all_failed(recs)
-        scores = np.array([r.scores[self._metric] for r in recs]).reshape(n_cal, n_fid, n_folds)
-        self._cal_scores = scores
-        self._cal_results = (pulls, out.rewards)
-        self.calibration_cost_ = float(out.costs.sum())
-        try:
-            est = estimate_bias(scores, out.costs.reshape(n_cal, n_fid, n_folds), self.delta)
-        except ValueError as exc:
-            first = next((r.error for r in recs if r.error), "")
-            raise ValueError(f"{exc}. First error:\n{first}") from None
-        if below_top:
-            est = extend_to_top(est, self.fidelities_)
-        where = "every fidelity below the top" if below_top else "every fidelity"
-        self._say(1, f"calibration: {len(pulls)} pulls of {n_cal} candidates at {where} "
-                     f"on {n_folds} folds, cost {self.calibration_cost_:.2f} s "
-                     f"({time.perf_counter() - t0:.1f} s wall)")
-        return est
-
-    # -- the run --------------------------------------------------------------------------
-    def _update(self, pulls, outcomes, policy):
-        """After each batch: measured costs, and the adaptive bias bounds."""
-        if not hasattr(policy, "update_bounds"):
-            return
-        recs = self._evaluator.records
-        stats = getattr(policy, "score_stats", policy.stats)  # score units (ScoreLUCB rescales)
-        n_fid = len(self.fidelities_)
-        fid = np.array([r.fidelity for r in recs])
-        cost = np.array([r.cost for r in recs])
-        lam = running_costs(np.bincount(fid, cost, n_fid), np.bincount(fid, minlength=n_fid),
-                            self._prior_costs)
-        if getattr(policy, "best_first", False):
-            policy.pull_costs_ = lam  # seconds, whatever `costs` says: sizes the batches
-        if getattr(policy, "round_open", False):
-            # best-first rounds: σ, costs and bounds change only between rounds, so the
-            # decisions are those of whole rounds however the round was batched
-            return
-        new_bounds = None
-        if self.bias_mode_ == "adaptive" and n_fid > 1 and self._kind is not None:
-            dp = self.delta / (policy.n_arms * n_fid)
-            s2 = self.sigma_[:, None] ** 2
-            new_bounds, grown = grow_violated(
-                stats, self.bias_bounds_, lambda n: iise_radius(n, dp, s2), self._kind)
-            if grown:
-                self.bias_events_.append({"pulls": self._progress.n_pulls, "fidelities": grown,
-                                          "bounds": new_bounds.tolist()})
-                self._say(1, f"bias bound of fidelities {grown} violated: grown to "
-                             f"{np.round(new_bounds, 4).tolist()}")
-                self.bias_bounds_ = new_bounds
-            else:
-                new_bounds = None
-        var = None
-        if n_fid > 1:
-            var = pooled_variance(stats, *self._sigma_prior)
-            self.sigma_ = np.sqrt(var)
-        update = {"costs": lam if self.costs == "measured" else None, "xi": new_bounds,
-                  "variance_proxy": var}
-        policy.update_bounds(**update)
-        rec = getattr(self, "_recorder", None)
-        if rec is not None:
-            self._record_update(rec.last_batch, update)
-
     def _search(self, budget=None, max_pulls=None):
-        ev, policy = self._evaluator, self.policy_
-        budget = self.budget if budget is None else budget
-        max_pulls = self.max_pulls if max_pulls is None else max_pulls
-        prev = getattr(self, "_progress", None)
-        spent = prev.cost if prev is not None else self.calibration_cost_
-        progress = Progress(self.verbose, self.candidates_, self._metric, spent,
-                            prev.n_pulls if prev else 0, budget)
-        progress.t0 = self._t_start
-        if prev is not None:
-            progress.history = prev.history
-            progress.eliminated_time = prev.eliminated_time
-        self._progress = progress
-        remaining = None if budget is None else budget - spent
-        if remaining is not None and remaining <= 0:
-            reason = "budget"
-        else:
-            done_before = progress.n_pulls
-            caps = max_pulls - done_before if max_pulls is not None else None
-            if caps is not None and caps <= 0:
-                reason = "max-pulls"
-            else:
-                result = run(policy, getattr(self, "_recorder", None) or ev, budget=remaining,
-                             max_pulls=caps,
-                             callbacks=[progress, self._update, self._evaluator.after_batch])
-                reason = result.stopping_reason
-                if result.cancelled is not None:  # the driver cancelled it in the policy
-                    self._evaluator.release(result.cancelled)
-        if reason == "interrupted":
-            self._cancel_outstanding()
+        engine = self._engine
+        reason = engine.search(budget, max_pulls, t_start=self._t_start)
+        for attr in _ENGINE_ATTRS:
+            setattr(self, attr, getattr(engine, attr))
+        self._progress = engine.progress
         self._finish(reason)
-
-    def _cancel_outstanding(self):
-        policy = self.policy_
-        if not hasattr(policy, "pending") or policy.pending.sum() == 0:
-            return
-        f, a = np.nonzero(policy.pending)
-        reps = policy.pending[f, a]
-        pulls = Pulls(np.repeat(a, reps), np.repeat(f, reps))
-        policy.cancel(pulls)
-        self._evaluator.release(pulls)
 
     def _finish(self, reason):
         ev, policy = self._evaluator, self.policy_
@@ -765,7 +488,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self.total_cost_ = self._progress.cost
         self.history_ = list(self._progress.history)
         recs = ev.records
-        _raise_if_all_failed(recs)
+        raise_if_all_failed(recs)
         levels = self.fidelities_
         self.pulls_ = build_pulls(recs, levels)
         self.continuation_saved_ = saved_seconds(recs)
@@ -793,7 +516,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         key = "score" if not self.multimetric_ else self._metric
         self.best_params_ = dict(self.candidates_[best])
         self.best_score_ = float(self.cv_results_[f"mean_test_{key}"][best])
-        self.guarantee_ = self._guarantee(reason)
+        self.guarantee_ = self._engine.statement(reason)
         self._say(1, f"stopped: {reason}; {self.guarantee_}")
         self._say(1, f"best #{best} {self.best_params_} score {self.best_score_:.4f} at "
                      f"{self.cv_results_['level_reached'][best]}")
@@ -801,17 +524,6 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             self._say(1, "interrupted: best candidate so far kept; call resume() to continue")
             return
         self._refit(ev)
-
-    def _guarantee(self, reason):
-        if reason == "stopping-rule":
-            eps = ("the best" if not self.epsilon_
-                   else f"within epsilon={self.epsilon_:.4g} of the best")
-            return (f"with probability >= {1 - self.delta:g} the recommended candidate is {eps} "
-                    f"candidate's score (sub-Gaussian pulls with sigma per fidelity "
-                    f"{np.round(self.sigma_, 4).tolist()}, bias "
-                    f"bounds {self.bias_mode_})")
-        return (f"no confidence statement: the search stopped early ({reason}); the "
-                "recommendation is the best surviving candidate at the highest fidelity reached")
 
     def _refit(self, ev):
         refit = self.refit
