@@ -49,7 +49,6 @@ import os
 import socket
 import time
 import traceback
-from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -60,6 +59,7 @@ from sklearn.utils import _safe_indexing
 from ..engine.driver import Evaluator, Outcome, Outcomes, parallel_map
 from ..fidelity import stratified_subset
 from ..policies.base import Pulls
+from ..study.outcomes import PullRecord, stand_in_rewards
 from ..study.replay import StudyMismatchError
 from .continuation import (
     CACHE_BYTES,
@@ -77,33 +77,6 @@ __all__ = ["CVEvaluator", "MIN_VALIDATION_ROWS", "PullRecord", "clone_with", "fi
 
 #: Fewest validation rows a pull scores with ``validation="proportional"``.
 MIN_VALIDATION_ROWS = 200
-
-
-@dataclass
-class PullRecord:
-    """Everything measured in one pull (one row of ``MFTuner.pulls_``)."""
-
-    arm: int
-    fidelity: int
-    split: int
-    scores: dict
-    fit_time: float
-    score_time: float
-    status: str = "done"
-    error: str | None = None
-    phase: str = "search"
-    started: float = 0.0
-    n_train: int = 0
-    n_valid: int = 0
-    extra: dict = field(default_factory=dict)
-    worker: str = ""
-    continued_from: int = -1
-    reused: float = 0.0
-    cache_time: float = 0.0
-
-    @property
-    def cost(self) -> float:
-        return self.fit_time + self.score_time + self.cache_time
 
 
 def _index_params(params: dict, n_samples: int, rows) -> dict:
@@ -420,13 +393,8 @@ class CVEvaluator(Evaluator):
                 self._keep(int(pulls.arms[i]), int(pulls.fidelities[i]), int(splits[i]), r,
                            step)
         rewards = np.array([r["scores"][self.metric] for r in results], dtype=float)
-        ok = np.isfinite(rewards)
-        if ok.any():
-            self._worst = min(self._worst, float(rewards[ok].min()))
-        # A nan error score is recorded as nan, but the policy needs a finite reward:
-        # it is told the lowest score seen so far, so a failing candidate is never preferred.
-        stand_in = self._worst if np.isfinite(self._worst) else 0.0
-        rewards = np.where(ok, rewards, stand_in)
+        # A nan error score is recorded as nan; the policy is told a stand-in.
+        rewards, self._worst = stand_in_rewards(rewards, self._worst)
         info = []
         for i, ((a, f), s, r) in enumerate(zip(pulls, splits, results, strict=True)):
             self.records.append(PullRecord(

@@ -43,6 +43,7 @@ from ..engine.driver import Evaluator, Outcomes, parallel_map, run
 from ..policies import POINT_POLICIES
 from ..policies.base import Pulls
 from ..space import Space
+from ..study.outcomes import stand_in_rewards
 
 __all__ = ["maximize", "minimize"]
 
@@ -92,23 +93,14 @@ class _FunctionEvaluator(Evaluator):
             status.append(rec["status"])
             if self.callback is not None and self.callback(dict(rec)) is True:
                 self.stop = True
-        rewards = self.sign * np.array([v for v, _, _ in done])
+        rewards = self.sign * np.array([v for v, _, _ in done], dtype=float)
         failed = ~np.isfinite(rewards)
-        if not failed.all():
-            self._worst = min(self._worst, float(rewards[~failed].min()))
-        if failed.any():
-            rewards[failed] = self._stand_in()
+        rewards, self._worst = stand_in_rewards(rewards, self._worst)
+        if failed.any() and not np.isfinite(self._worst) and not self.lenient:
+            first = next(r["error"] for r in self.records if r["error"])
+            raise ValueError("every evaluation so far failed, so there is no value to model; "
+                             f"the first error was:\n{first}")
         return Outcomes(rewards, self.costs[pulls.fidelities], status, [e for _, e, _ in done])
-
-    def _stand_in(self) -> float:
-        """The value told for a failed evaluation: the lowest (sign-adjusted) one seen."""
-        if np.isfinite(self._worst):
-            return self._worst
-        if self.lenient:
-            return 0.0
-        first = next(r["error"] for r in self.records if r["error"])
-        raise ValueError("every evaluation so far failed, so there is no value to model; "
-                         f"the first error was:\n{first}")
 
 
 def _check_fidelities(fidelities, costs) -> tuple[list, np.ndarray]:

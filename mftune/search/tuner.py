@@ -17,14 +17,14 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, indexable
 
-from ..engine.search import Search, raise_if_all_failed
+from ..engine.search import Search, level_is_number, raise_if_all_failed
 from ..fidelity import min_subset_size, n_samples_schedule
 from ..policies import registry as algorithms
 from ..space import Space
 from ..study.recording import StudyBusyError
 from ..study.replay import StudyMismatchError
 from .continuation import fit_at_level, partial_fit_only, resolve_continuation, saved_seconds
-from .evaluation import CVEvaluator, clone_with, level_is_number
+from .evaluation import CVEvaluator, clone_with
 from .params import build_scorers, check_params
 from .results import build_cv_results, build_pulls
 from .storage import open_recorder, stored_seed, study_signature

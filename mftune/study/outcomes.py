@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["STATUSES", "Outcome", "Outcomes"]
+__all__ = ["STATUSES", "Outcome", "Outcomes", "PullRecord", "stand_in_rewards"]
 
 STATUSES = ("done", "failed", "timed-out")
 
@@ -62,3 +62,57 @@ class Outcomes:
     @property
     def n_failed(self) -> int:
         return sum(s != "done" for s in self.status)
+
+
+@dataclass
+class PullRecord:
+    """Everything measured in one pull (one row of ``MFTuner.pulls_``)."""
+
+    arm: int
+    fidelity: int
+    split: int
+    scores: dict
+    fit_time: float
+    score_time: float
+    status: str = "done"
+    error: str | None = None
+    phase: str = "search"
+    started: float = 0.0
+    n_train: int = 0
+    n_valid: int = 0
+    extra: dict = field(default_factory=dict)
+    worker: str = ""
+    continued_from: int = -1
+    reused: float = 0.0
+    cache_time: float = 0.0
+
+    @property
+    def cost(self) -> float:
+        return self.fit_time + self.score_time + self.cache_time
+
+
+def stand_in_rewards(rewards, worst: float = np.inf) -> tuple[np.ndarray, float]:
+    """The failed-pull rule of every search: a failed pull is told the lowest reward seen.
+
+    Parameters
+    ----------
+    rewards : array-like
+        Rewards of a batch in batch order, ``nan`` for failed pulls (a pull
+        with a numeric ``error_score`` has that score as its reward).
+    worst : float
+        The lowest finite reward of the earlier batches (``inf`` before any).
+
+    Returns
+    -------
+    rewards : ndarray
+        Finite rewards: failed pulls get the lowest finite reward seen so far,
+        this batch included (0 before any succeeded), so a failing candidate
+        is never preferred.
+    worst : float
+        The updated lowest reward.
+    """
+    rewards = np.asarray(rewards, dtype=float)
+    ok = np.isfinite(rewards)
+    if ok.any():
+        worst = min(worst, float(rewards[ok].min()))
+    return np.where(ok, rewards, worst if np.isfinite(worst) else 0.0), worst

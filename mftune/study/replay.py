@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..policies.base import Policy, Pulls
+from .outcomes import stand_in_rewards
 
 if TYPE_CHECKING:
     from .store import PullRow
@@ -57,29 +58,19 @@ class ReplayState:
         return self.pulls[len(self.rows):]
 
 
-def batch_rewards(rows: Sequence[PullRow], worst: dict[int, float],
-                  error_reward: float | None) -> np.ndarray:
-    """Rewards to tell for a complete batch of rows.
+def batch_rewards(rows: Sequence[PullRow], worst: dict, error_reward: float | None) -> np.ndarray:
+    """Rewards to tell for a complete batch of rows, by the one failed-pull rule.
 
     Finished pulls tell their stored reward. A failed pull without a stored
-    reward tells ``error_reward`` if given, else the worst reward seen so far
-    at its fidelity (this batch included), else at any fidelity, else 0 —
-    computed from stored rows only, so every replay tells the same values.
-    ``worst`` (fidelity → lowest reward) is updated in place.
+    reward tells ``error_reward`` if given, else the lowest reward seen so far
+    (:func:`~mftune.study.outcomes.stand_in_rewards`) -- computed from stored
+    rows only, so every replay tells the same values. ``worst`` (a dict
+    carried from batch to batch) is updated in place.
     """
-    for r in rows:
-        if r.status == "done" and r.reward is not None:
-            worst[r.fidelity] = min(worst.get(r.fidelity, np.inf), r.reward)
-    out = np.empty(len(rows))
-    for i, r in enumerate(rows):
-        if r.reward is not None:
-            out[i] = r.reward
-        elif error_reward is not None:
-            out[i] = error_reward
-        elif r.fidelity in worst:
-            out[i] = worst[r.fidelity]
-        else:
-            out[i] = min(worst.values()) if worst else 0.0
+    rewards = np.array([np.nan if r.reward is None else r.reward for r in rows], dtype=float)
+    if error_reward is not None:
+        rewards = np.where(np.isnan(rewards), error_reward, rewards)
+    out, worst["reward"] = stand_in_rewards(rewards, worst.get("reward", np.inf))
     return out
 
 
