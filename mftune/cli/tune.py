@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
 import click
 
 from ..scripts.spacefile import SpaceFileError, check_study, load_spacefile
-from ..scripts.study import StudyRunner, create_study
+from ..scripts.study import create_study, run_study
 from ..study.replay import StudyMismatchError
 from ..study.store import StudyStore
 from ._groups import main
-from ._study_output import Progress, echo_result
+from ._study_output import echo_result
 
-EXIT_CODES = {"stopping-rule": 0, "budget": 0, "max-pulls": 0, "interrupted": 130,
-              "stalled": 1, "calibration-failed": 1, "all-failed": 1}
+EXIT_CODES = {"stopping-rule": 0, "tie": 0, "budget": 0, "max-pulls": 0, "time-budget": 0,
+              "interrupted": 130, "stalled": 1, "failed": 1}
 
 
 def _output_mode(quiet: bool, as_json: bool) -> str:
@@ -25,21 +26,13 @@ def _output_mode(quiet: bool, as_json: bool) -> str:
 
 
 def _run(path, mode, **kw) -> None:
-    progress = Progress(mode)
     start = time.monotonic()
     try:
-        runner = StudyRunner(path, on_event=progress, **kw)
-    except (FileNotFoundError, ValueError) as exc:
+        outcome = run_study(path, verbose=int(mode == "line"), stream=sys.stderr, **kw)
+    except (FileNotFoundError, ValueError, StudyMismatchError) as exc:
         raise click.ClickException(str(exc)) from None
-    progress.runner = runner
-    try:
-        outcome = runner.run()
-    except StudyMismatchError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        progress.finish()
-        runner.close()
-    echo_result(path, outcome.reason, mode, time.monotonic() - start, outcome.error)
+    echo_result(path, outcome.reason, mode, time.monotonic() - start, outcome.error,
+                outcome.statement)
     code = EXIT_CODES.get(outcome.reason, 1)
     if code:
         raise SystemExit(code)
@@ -62,7 +55,7 @@ def _limits(f):
                      help="Seconds before a run is killed and recorded as timed-out.")(f)
     f = click.option("--quiet", "-q", is_flag=True, help="Print only the result.")(f)
     f = click.option("--json", "as_json", is_flag=True,
-                     help="Print one JSON line per event, and the result as JSON.")(f)
+                     help="Print the result as one JSON line.")(f)
     return f
 
 
@@ -72,8 +65,8 @@ def _limits(f):
 @click.option("--study", "study_path", type=click.Path(dir_okay=False),
               help="Study file (overrides study.path of the space file).")
 @click.option("--algorithm",
-              help="Policy (overrides study.algorithm): se, iise, iise-gamma, lucb-a, lucb-b, "
-              "lucb-c.")
+              help="Policy (overrides study.algorithm): auto (the default rule), se, iise, "
+              "iise-gamma, lucb-a, lucb-b, lucb-c.")
 @click.option("--delta", type=float, help="Error probability δ (overrides study.delta).")
 @click.option("--epsilon", type=float, help="Accept an ε-best configuration (study.epsilon).")
 @click.option("--n-candidates", type=click.IntRange(min=2),

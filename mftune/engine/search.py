@@ -27,6 +27,7 @@ from ..policies import registry as algorithms
 from ..policies.adapters import lucb_mu_tilde
 from ..policies.base import Pulls
 from ..radii import iise_radius
+from ..study.record import statement
 from ..study.store import json_safe
 from .calibration import (
     estimate_bias,
@@ -226,7 +227,8 @@ class Search:
         self._prior_costs = np.asarray(costs, dtype=float)
         self.candidates_ = ev.candidates  # the GP adapters append to it
         if self.budget is None and self.max_pulls is None and self.default_budget:
-            self.budget = float(self.default_budget) * len(candidates) * float(costs[-1]) \
+            top = float(est.costs[-1]) if est is not None else float(costs[-1])  # seconds
+            self.budget = float(self.default_budget) * len(candidates) * top \
                 + self.calibration_cost_
         self.say(1, self.stopping_plan())
         if self.recorder is not None:  # the settings in the shared format of mftune.study.record
@@ -434,6 +436,8 @@ class Search:
             self._cancel_outstanding()
         self.stopping_reason_ = reason
         self.guarantee_ = self.statement(reason)
+        if self.recorder is not None:
+            self.recorder.store.update_state(tie=self.tie_)
         return reason
 
     def _cancel_outstanding(self) -> None:
@@ -447,17 +451,6 @@ class Search:
         self.evaluator.release(pulls)
 
     def statement(self, reason: str) -> str:
-        """The one guarantee statement of a search that ended for ``reason``."""
-        if reason == "stopping-rule":
-            eps = ("the best" if not self.epsilon_
-                   else f"within epsilon={self.epsilon_:.4g} of the best")
-            return (f"with probability >= {1 - self.delta:g} the recommended candidate is {eps} "
-                    f"candidate's score (sub-Gaussian pulls with sigma per fidelity "
-                    f"{np.round(self.sigma_, 4).tolist()}, bias bounds {self.bias_mode_})")
-        if reason == "tie":
-            return (f"tie: candidates {self.tie_} score exactly the same at the top fidelity "
-                    "and the objective is deterministic, so no more pulls can separate them; "
-                    "every other candidate was eliminated with probability "
-                    f">= {1 - self.delta:g}; the first of them is recommended")
-        return (f"no confidence statement: the search stopped early ({reason}); the "
-                "recommendation is the best surviving candidate at the highest fidelity reached")
+        """The guarantee statement of this search ended for ``reason`` (one text for all)."""
+        return statement(reason, delta=self.delta, epsilon=self.epsilon_, sigma=self.sigma_,
+                         bias_mode=self.bias_mode_, tie=self.tie_)

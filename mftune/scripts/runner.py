@@ -37,8 +37,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..engine.driver import Evaluator, Outcome, Outcomes, parallel_map
 from ..policies.base import Pulls
+from ..study.outcomes import PullRecord, stand_in_rewards
 from .reporting import SCORE_PREFIX, report
 
 __all__ = ["ScriptEvaluator", "ScriptResult", "format_value", "report"]
@@ -106,6 +109,9 @@ class ScriptEvaluator(Evaluator):
         Study seed, the root of ``MFTUNE_SEED``.
     n_jobs : int, optional
         Parallel runs per batch when used through the driver.
+    n_splits : int, default=2
+        Repeats of a (configuration, fidelity) pair the calibration runs to
+        measure the noise (each repeat has its own ``MFTUNE_SEED``).
     env : dict, optional
         Extra environment variables.
     cwd : str or Path, optional
@@ -118,7 +124,8 @@ class ScriptEvaluator(Evaluator):
                  fidelity_values: Sequence, trials_dir, *, pass_mode: str = "auto",
                  fidelity_pass: str = "arg", timeout: float | None = None,
                  direction: str = "maximize", error_score: float | None = None, seed: int = 0,
-                 n_jobs: int | None = None, env: dict | None = None, cwd=None):
+                 n_jobs: int | None = None, env: dict | None = None, cwd=None,
+                 n_splits: int = 2):
         super().__init__(n_jobs=n_jobs)
         if not command:
             raise ValueError("command must be a non-empty list of arguments")
@@ -141,8 +148,14 @@ class ScriptEvaluator(Evaluator):
         self.seed, self.env = seed, dict(env or {})
         self.cwd = None if cwd is None else str(cwd)
         self._procs: set[subprocess.Popen] = set()
-        self._worst: float | None = None
-        self._counts: dict[tuple[int, int], int] = {}
+        self._worst = np.inf
+        # what the engine's Search reads (mftune.engine.search): the runs as records
+        self.candidates = self.configs
+        self.metric = "score"
+        self.n_splits = int(n_splits)
+        self.phase = "search"
+        self.records: list[PullRecord] = []
+        self.next_repeat = np.zeros((len(self.fidelity_values), len(self.configs)), np.int64)
 
     def argv(self, config: dict, fidelity_value) -> list[str]:
         """The argument list of one run (placeholders substituted, options appended)."""
@@ -169,7 +182,7 @@ class ScriptEvaluator(Evaluator):
         return self.trials_dir / f"arm-{int(arm):05d}"
 
     def run_pull(self, arm: int, fidelity: int, *, pull_id: int | str = "x", attempt: int = 1,
-                 pull_seed: int | None = None) -> ScriptResult:
+                 repeat: int = 0) -> ScriptResult:
         """Run the command for one pull and parse its score.
 
         Parameters
@@ -179,8 +192,9 @@ class ScriptEvaluator(Evaluator):
             Used in the result file name and ``MFTUNE_PULL_ID``.
         attempt : int
             Attempt number (a pull re-run after a crash gets a fresh result file).
-        pull_seed : int, optional
-            ``MFTUNE_SEED``; default derived from the seed, arm and fidelity.
+        repeat : int
+            How often this (configuration, fidelity) pair ran before
+            (``MFTUNE_REPEAT``); with the study seed it sets ``MFTUNE_SEED``.
 
         Returns
         -------
@@ -199,9 +213,8 @@ class ScriptEvaluator(Evaluator):
             "MFTUNE_FIDELITY_NAME": self.fidelity_name, "MFTUNE_FIDELITY_INDEX": str(fidelity),
             "MFTUNE_TRIAL_DIR": str(tdir.resolve()), "MFTUNE_RESULT_FILE":
                 str(result_file.resolve()), "MFTUNE_ARM": str(arm),
-            "MFTUNE_PULL_ID": str(pull_id),
-            "MFTUNE_SEED": str(pull_seed if pull_seed is not None else
-                               (self.seed * 1_000_003 + arm * 1009 + fidelity) % 2**31),
+            "MFTUNE_PULL_ID": str(pull_id), "MFTUNE_REPEAT": str(repeat),
+            "MFTUNE_SEED": str(self.pull_seed(arm, fidelity, repeat)),
         })
         args = self.argv(config, fval)
         start = time.perf_counter()
@@ -246,47 +259,105 @@ class ScriptEvaluator(Evaluator):
         state["_procs"] = set()
         return state
 
-    def _pull_id(self, arm: int, fidelity: int) -> str:
-        key = (int(arm), int(fidelity))
-        self._counts[key] = self._counts.get(key, 0) + 1
-        return f"{arm}-{fidelity}-{self._counts[key]}"
+    def pull_seed(self, arm: int, fidelity: int, repeat: int) -> int:
+        """``MFTUNE_SEED`` of a pull: from the study seed, the arm, the fidelity and the repeat."""
+        ss = np.random.SeedSequence([int(self.seed or 0), int(arm), int(fidelity), int(repeat)])
+        return int(ss.generate_state(1)[0] % 2**31)
 
-    def _run_batch_pull(self, arm: int, fidelity: int, pull_id: str) -> ScriptResult:
-        return self.run_pull(arm, fidelity, pull_id=pull_id)
+    def assign(self, pulls: Pulls) -> np.ndarray:
+        """The repeat index of each pull of a batch, in batch order (advances the counters)."""
+        repeats = np.empty(len(pulls), dtype=np.int64)
+        for i, (a, f) in enumerate(pulls):
+            repeats[i] = self.next_repeat[f, a]
+            self.next_repeat[f, a] += 1
+        return repeats
 
-    def evaluate(self, pulls: Pulls) -> Outcomes:
-        """Run a batch through joblib (:func:`mftune.engine.driver.parallel_map`).
+    def run_rows(self, rows, repeats, pool=None) -> list[ScriptResult]:
+        """Run pulls ``(arm, fidelity, pull_id, attempt, position)`` at once, in ``pool``.
+
+        Used by a shared study (:class:`~mftune.study.recording.RecordingEvaluator`)
+        for the pulls this worker claimed; ``pool`` is a thread pool (each run
+        is a child process) or a :class:`~mftune.scripts.cluster.DaskPool`.
+        """
+        return [pool.submit(self.run_pull, a, f, pull_id=pid, attempt=att,
+                            repeat=int(repeats[pos])) for a, f, pid, att, pos in rows]
+
+    #: :class:`~mftune.study.recording.RecordingEvaluator` may pass stored results (``known=``).
+    accepts_known = True
+
+    def evaluate(self, pulls: Pulls, known: dict[int, dict] | None = None,
+                 repeats: np.ndarray | None = None) -> Outcomes:
+        """Run a batch (the positions not in ``known``) and turn it into rewards.
 
         Locally in threads (each run is its own process, so threads suffice);
         under ``joblib.parallel_config(backend="dask")`` on the dask workers,
         which must see the command and its working directory. Rewards are
-        assigned here, in batch order, so failed runs get the same stand-in
-        score however the runs interleave.
+        assigned here, in batch order, by the one failed-pull rule
+        (:func:`~mftune.study.outcomes.stand_in_rewards`): a failed run tells
+        ``error_score`` if given, else the lowest reward seen.
+
+        Parameters
+        ----------
+        pulls : Pulls
+        known : dict, optional
+            ``{position: {"score", "cost", "status", "error"}}`` of pulls that
+            already ran (a resumed study, or another worker's share).
+        repeats : ndarray, optional
+            The repeat indices of the batch, when :meth:`assign` already gave them.
         """
-        args = [(a, f, self._pull_id(a, f)) for a, f in pulls]
-        results = parallel_map(self._run_batch_pull, args, self.n_jobs, prefer="threads")
-        return Outcomes.from_list([self._outcome(res) for res in results])
+        known = known or {}
+        repeats = self.assign(pulls) if repeats is None else repeats
+        todo = [i for i in range(len(pulls)) if i not in known]
+        args = [(int(pulls.arms[i]), int(pulls.fidelities[i]), f"{pulls.arms[i]}-"
+                 f"{pulls.fidelities[i]}-{repeats[i]}", 1, int(repeats[i])) for i in todo]
+        ran = parallel_map(self._run_args, args, self.n_jobs, prefer="threads")
+        results = dict(known)
+        for i, res in zip(todo, ran, strict=True):
+            results[i] = {"score": res.score, "cost": res.cost, "status": res.status,
+                          "error": res.error}
+        sign = 1.0 if self.direction == "maximize" else -1.0
+        rewards = np.full(len(pulls), np.nan)
+        status, errors, costs, info = [], [], np.zeros(len(pulls)), []
+        for i, (a, f) in enumerate(pulls):
+            r = results[i]
+            ok = r["status"] == "done" and r["score"] is not None
+            if ok:
+                rewards[i] = sign * float(r["score"])
+            elif self.error_score is not None:
+                rewards[i] = sign * float(self.error_score)
+            costs[i] = float(r["cost"] or 0.0)
+            status.append(r["status"])
+            errors.append(r["error"])
+            info.append({"repeat": int(repeats[i])})
+            self.records.append(PullRecord(
+                int(a), int(f), int(repeats[i]), {"score": r["score"] if ok else np.nan},
+                costs[i], 0.0, r["status"], r["error"], self.phase))
+        rewards, self._worst = stand_in_rewards(rewards, self._worst)
+        return Outcomes(rewards, costs, status, errors, info)
+
+    def _run_args(self, arm, fidelity, pull_id, attempt, repeat) -> ScriptResult:
+        return self.run_pull(arm, fidelity, pull_id=pull_id, attempt=attempt, repeat=repeat)
+
+    def evaluate_one(self, arm: int, fidelity: int, point=None) -> Outcome:
+        """Run one pull for the driver (through :meth:`evaluate`)."""
+        out = self.evaluate(Pulls(np.array([arm]), np.array([fidelity])))
+        return Outcome(float(out.rewards[0]), float(out.costs[0]), out.status[0], out.errors[0])
 
     def kill_all(self) -> None:
         """Kill the process groups of all runs in progress (on Ctrl+C)."""
         for proc in list(self._procs):
             _kill_group(proc)
 
-    def evaluate_one(self, arm: int, fidelity: int, point=None) -> Outcome:
-        """Run one pull for the driver: reward = score (negated when minimising)."""
-        return self._outcome(self.run_pull(arm, fidelity, pull_id=self._pull_id(arm, fidelity)))
+    # hooks of the engine's Search: nothing to do for scripts
+    def acknowledge(self) -> None:
+        """Nothing to acknowledge: a run keeps no state between pulls."""
 
-    def _outcome(self, res: ScriptResult) -> Outcome:
-        """Reward of a run: the score (negated when minimising), a stand-in if it failed."""
-        sign = 1.0 if self.direction == "maximize" else -1.0
-        if res.status == "done":
-            reward = sign * res.score
-            self._worst = reward if self._worst is None else min(self._worst, reward)
-        elif self.error_score is not None:
-            reward = sign * self.error_score
-        else:
-            reward = 0.0 if self._worst is None else self._worst
-        return Outcome(reward, res.cost, res.status, res.error)
+    def after_batch(self, pulls, outcomes, policy) -> None:
+        """Driver callback: nothing to drop (scripts keep their own trial directories)."""
+
+    def release(self, pulls) -> None:
+        """Nothing to give back: a script study ends on Ctrl+C, and its resume re-derives
+        the repeat indices from the stored batches."""
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

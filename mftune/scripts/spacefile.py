@@ -13,7 +13,7 @@ optional::
     name   = "epochs"
     values = [1, 3, 9]          # or: min = 1, max = 27, factor = 3
     pass   = "arg"              # "arg": --epochs=9 (or {epochs}); "env": MFTUNE_FIDELITY only
-    costs  = "nominal"          # "nominal" (the values), "measured", or a list
+    costs  = "measured"         # "measured" (seconds; default), "nominal" (the values), a list
     xi     = [0.2, 0.05, 0]     # optional known bias bounds (else calibrated)
 
     [objective]
@@ -23,7 +23,7 @@ optional::
 
     [study]
     path = "study.db"
-    algorithm = "iise"          # see mftune.policies.registry
+    algorithm = "auto"          # the default rule; or se, iise, iise-gamma, lucb-a/b/c
     delta = 0.05
     n_candidates = 16
     seed = 0
@@ -250,7 +250,7 @@ def _fidelity(table, ctx) -> dict:
     else:
         raise ctx.error("fidelity", "missing 'values' (or 'min'/'max'/'factor')")
     m = len(values)
-    costs = table.get("costs", "nominal")
+    costs = table.get("costs", "measured")
     if isinstance(costs, list):
         if len(costs) != m:
             raise ctx.error("fidelity.costs", f"must have one entry per fidelity ({m})")
@@ -318,7 +318,7 @@ def parse_spacefile(text: str, path: str = "<string>") -> StudySpec:
         objective["sigma"] = _number(obj["sigma"], "objective.sigma", ctx, positive=True)
     st = data.get("study", {})
     _unknown(st, set(STUDY_KEYS), "study", ctx)
-    study = {"path": "study.db", "algorithm": "iise", "delta": 0.05, "epsilon": None,
+    study = {"path": "study.db", "algorithm": "auto", "delta": 0.05, "epsilon": None,
              "n_candidates": 16, "seed": 0, "budget": None, "workers": 1, "timeout": None,
              "error_score": None, "pass": "auto", "max_pulls": None}
     for key, value in st.items():
@@ -350,12 +350,12 @@ def check_study(study: dict[str, Any], error) -> None:
     """
     from ..policies.registry import POINT_ALGORITHMS, POLICIES
 
-    allowed = ", ".join(sorted(set(POLICIES) - set(POINT_ALGORITHMS)))
+    allowed = ", ".join(["auto", *sorted(set(POLICIES) - set(POINT_ALGORITHMS))])
     if study["algorithm"] in POINT_ALGORITHMS:
         raise error("algorithm", f"{study['algorithm']!r} proposes new configurations, which a "
                     "study of a script does not support yet (use it through MFTuner or "
                     f"mftune.maximize); must be one of {allowed}")
-    if study["algorithm"] not in POLICIES:
+    if study["algorithm"] != "auto" and study["algorithm"] not in POLICIES:
         raise error("algorithm", f"must be one of {allowed}; got {study['algorithm']!r}")
     if not 0 < study["delta"] < 1:
         raise error("delta", f"must lie in (0, 1); got {study['delta']!r}")

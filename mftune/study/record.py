@@ -34,7 +34,38 @@ from ..policies.base import Policy
 from ..policies.registry import POLICIES, policy_from_settings
 from .store import StudyStore
 
-__all__ = ["StudyRecord", "apply_update"]
+__all__ = ["StudyRecord", "apply_update", "statement"]
+
+
+def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_mode: str,
+              tie: list | None = None) -> str:
+    """The one guarantee statement of a search (or study) that ended for ``reason``.
+
+    Parameters
+    ----------
+    reason : str
+        ``"stopping-rule"``, ``"tie"``, or why it stopped early (``"budget"``...).
+    delta, epsilon : float
+        The confidence and the accepted gap (``None`` or 0: the best).
+    sigma : array-like
+        σ per fidelity in force at the end.
+    bias_mode : str
+        ``"known"``, ``"estimate"`` or ``"adaptive"`` (how the bias bounds were set).
+    tie : list of int, optional
+        The candidates that tie exactly (``reason == "tie"``).
+    """
+    if reason == "stopping-rule":
+        eps = "the best" if not epsilon else f"within epsilon={epsilon:.4g} of the best"
+        return (f"with probability >= {1 - delta:g} the recommended candidate is {eps} "
+                f"candidate's score (sub-Gaussian pulls with sigma per fidelity "
+                f"{np.round(np.asarray(sigma, float), 4).tolist()}, bias bounds {bias_mode})")
+    if reason == "tie":
+        return (f"tie: candidates {tie} score exactly the same at the top fidelity and the "
+                "objective is deterministic, so no more pulls can separate them; every other "
+                f"candidate was eliminated with probability >= {1 - delta:g}; the first of "
+                "them is recommended")
+    return (f"no confidence statement: the search stopped early ({reason}); the "
+            "recommendation is the best surviving candidate at the highest fidelity reached")
 
 
 def apply_update(policy: Policy, data: dict) -> None:

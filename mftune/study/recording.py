@@ -1,6 +1,9 @@
-"""Record an in-process study through the driver (the tuner's path), and resume it."""
+"""Record a study through the driver, resume it, and share it between worker processes."""
 
 from __future__ import annotations
+
+import time
+from concurrent.futures import FIRST_COMPLETED, wait
 
 import numpy as np
 
@@ -47,9 +50,23 @@ class RecordingEvaluator:
         (``-1`` for minimised objectives).
     first_batch : int, default=0
         Index of the first policy batch (1 when batch 0 is a calibration).
+    pool : executor, optional
+        Shares the study with other worker processes (script studies): every
+        worker asks the same batch (same seed, same stored results), the
+        batch's rows are inserted once, and each worker claims pending rows
+        (one per free slot of ``pool``, a ``concurrent.futures`` executor),
+        runs them there through ``evaluator.run_rows``, and waits for the
+        rows other workers run. Once every row of the batch has finished,
+        the evaluator is handed the whole batch as ``known`` results, so each
+        worker tells its policy the same rewards.
+    slots : int, default=1
+        Pulls in flight at once in ``pool``.
+    poll : float, default=0.1
+        Seconds between looks at the rows other workers run.
     """
 
-    def __init__(self, store: StudyStore, evaluator, sign: float = 1.0, first_batch: int = 0):
+    def __init__(self, store: StudyStore, evaluator, sign: float = 1.0, first_batch: int = 0,
+                 *, pool=None, slots: int = 1, poll: float = 0.1):
         self.store, self.evaluator, self.sign = store, evaluator, float(sign)
         self.worker = new_worker_id()
         self.next_batch = int(first_batch)
@@ -57,6 +74,7 @@ class RecordingEvaluator:
         self.n_replayed = 0
         self._released = False
         self._worst: dict = {}
+        self.pool, self.slots, self.poll = pool, max(int(slots), 1), float(poll)
         store.register_worker(self.worker)
 
     @property
@@ -72,6 +90,11 @@ class RecordingEvaluator:
         (batch 0); policy batches are numbered from ``first_batch``.
         """
         batch = 0 if kind == "calibration" else self.next_batch
+        if self.pool is not None:
+            out = self._shared(batch, pulls, kind)
+            if kind == "policy":
+                self.next_batch += 1
+            return out
         stored = self.store.rows(batch=batch, kind=kind)
         if stored:
             out = self._complete(batch, pulls, stored, kind)
@@ -84,6 +107,73 @@ class RecordingEvaluator:
         if kind == "policy":
             self.next_batch += 1
         return out
+
+    def _shared(self, batch: int, pulls: Pulls, kind: str) -> Outcomes:
+        """Run this worker's share of a batch and wait for the rest (see ``pool``)."""
+        store = self.store
+        stored = store.rows(batch=batch, kind=kind)
+        if len(stored) < len(pulls):
+            store.insert_batch(batch, pulls[len(stored):], kind=kind, first_pos=len(stored),
+                               if_absent=True)
+        rows = self._matching(batch, pulls, kind)
+        if not self._released:
+            store.release_stale()  # pulls left running by a worker that died
+            self._released = True
+        repeats = self.evaluator.assign(pulls)
+        running: dict = {}
+        last_release = time.monotonic()
+        try:
+            while True:
+                for fut in [f for f in running if f.done()]:
+                    row = running.pop(fut)
+                    res = fut.result()
+                    store.finish(row.id, status=res.status, score=res.score,
+                                 reward=None if res.score is None else self.sign * res.score,
+                                 cost=res.cost, error=res.error, worker=self.worker,
+                                 info={"repeat": int(repeats[row.pos])})
+                    self.n_evaluated += 1
+                rows = store.rows(batch=batch, kind=kind)[:len(pulls)]
+                pending = [r for r in rows if r.status == "pending"]
+                free = self.slots - len(running)
+                if free > 0 and pending:
+                    claimed = set(store.claim([r.id for r in pending[:free]], self.worker))
+                    mine = [r for r in pending[:free] if r.id in claimed]
+                    futs = self.evaluator.run_rows(
+                        [(r.arm, r.fidelity, r.id, r.attempts + 1, r.pos) for r in mine],
+                        repeats, self.pool)
+                    running.update(zip(futs, mine, strict=True))
+                    if mine:
+                        continue
+                if not running and all(r.finished for r in rows):
+                    break
+                if running:
+                    wait(running, timeout=self.poll, return_when=FIRST_COMPLETED)
+                else:  # the batch's other pulls run in other workers
+                    time.sleep(self.poll)
+                    if time.monotonic() - last_release > 1.0:
+                        store.release_stale()
+                        last_release = time.monotonic()
+        except BaseException:
+            kill = getattr(self.evaluator, "kill_all", None)
+            if kill is not None:
+                kill()
+            raise
+        known = {r.pos: {"score": r.score, "cost": r.cost, "status": r.status,
+                         "error": r.error} for r in rows}
+        self.n_replayed += sum(1 for r in rows if r.worker != self.worker)
+        return self.evaluator.evaluate(pulls, known=known, repeats=repeats)
+
+    def _matching(self, batch: int, pulls: Pulls, kind: str) -> list[PullRow]:
+        """The stored rows of a batch, checked against the pulls this run asks."""
+        stored = self.store.rows(batch=batch, kind=kind)[:len(pulls)]
+        if ([r.pos for r in stored] != list(range(len(pulls)))
+                or [r.arm for r in stored] != pulls.arms.tolist()
+                or [r.fidelity for r in stored] != pulls.fidelities.tolist()):
+            raise StudyMismatchError(
+                f"{kind} batch {batch}: this run asks {list(pulls)[:8]}... but the study stored "
+                f"{[(r.arm, r.fidelity) for r in stored][:8]}...; it was written with another "
+                "algorithm, seed, settings or mftune version")
+        return stored
 
     def _complete(self, batch: int, pulls: Pulls, stored: list[PullRow], kind: str) -> Outcomes:
         """A batch the study already holds (part of it, or all): run only what is missing."""

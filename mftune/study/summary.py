@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .record import StudyRecord, apply_update
+from .record import StudyRecord, apply_update, statement
 from .replay import batch_rewards, replay
 from .store import FINISHED, StudyStore
 
@@ -30,28 +30,6 @@ def _best(policy, sign: float) -> dict:
     m = int(with_data[-1])
     return {"arm": arm, "score": float(sign * policy.stats.sums[m, arm] / counts[m]),
             "fidelity": m, "n": int(counts[m])}
-
-
-def _statement(policy, settings: dict, reason_done: bool, k: int) -> str:
-    delta = settings["delta"]
-    alive = int(policy.active.sum())
-    if not reason_done:
-        return (f"not certified yet: {alive} of {k} configurations remain; the "
-                "recommendation is the empirical best so far")
-    est = settings.get("estimated") or []
-    bounds = ", ".join(f"{b}={np.round(settings[b], 4).tolist()}" for b in ("sigma", "xi",
-                                                                           "gamma")
-                       if settings.get(b) is not None)
-    if alive > 1:
-        what = f"within epsilon={settings.get('epsilon')} of the best"
-    else:
-        what = "the best"
-    given = settings.get("given_in", "the space file")
-    cond = (f"assuming {bounds}" + (f" ({', '.join(est)} estimated by calibration: the "
-                                     "guarantee holds only if the estimates do)" if est
-                                     else f" (given in {given})"))
-    return (f"with probability >= {1 - delta:g} (delta={delta:g}) this is {what} of the "
-            f"{k} sampled configurations, {cond}")
 
 
 def study_summary(path) -> dict:
@@ -154,11 +132,20 @@ def study_summary(path) -> dict:
     for m in range(n_fid):
         fid_table[m]["eliminated"] = int(np.sum(policy.eliminated_fidelity == m))
     alive = int(policy.active.sum())
-    done = bool(policy.done)
+    last = meta["state"].get("last_reason")
+    reason = "stopping-rule" if policy.done else last
     best = _best(policy, study.sign)
     best["config"] = study.configs[best["arm"]]
-    out.update(status="finished" if done else "running", alive=alive, best=best,
-               statement=_statement(policy, in_force, done, k))
+    if reason in (None, "interrupted"):
+        text = (f"not certified yet: {alive} of {k} configurations remain; the "
+                "recommendation is the empirical best so far")
+    else:
+        text = statement(reason, delta=in_force["delta"], epsilon=in_force.get("epsilon"),
+                         sigma=np.atleast_1d(in_force["sigma"]),
+                         bias_mode=in_force.get("bias_mode", "known"),
+                         tie=meta["state"].get("tie"))
+    out.update(status="finished" if reason in ("stopping-rule", "tie") else "running",
+               alive=alive, best=best, statement=text)
     return out
 
 
