@@ -16,7 +16,7 @@ from ._groups import main
 from ._study_output import echo_result
 
 EXIT_CODES = {"stopping-rule": 0, "tie": 0, "budget": 0, "max-pulls": 0, "time-budget": 0,
-              "interrupted": 130, "stalled": 1, "failed": 1}
+              "interrupted": 130, "stalled": 1, "all-failed": 1}
 
 
 def _output_mode(quiet: bool, as_json: bool) -> str:
@@ -65,8 +65,9 @@ def _limits(f):
 @click.option("--study", "study_path", type=click.Path(dir_okay=False),
               help="Study file (overrides study.path of the space file).")
 @click.option("--algorithm",
-              help="Policy (overrides study.algorithm): auto (the default rule), se, iise, "
-              "iise-gamma, lucb-a, lucb-b, lucb-c.")
+              help="Policy (overrides study.algorithm): auto, se, iise, iise-gamma, lucb-a, "
+              "lucb-b, lucb-c. auto (the default): IISE-gamma with several fidelities, SE "
+              "with one.")
 @click.option("--delta", type=float, help="Error probability δ (overrides study.delta).")
 @click.option("--epsilon", type=float, help="Accept an ε-best configuration (study.epsilon).")
 @click.option("--n-candidates", type=click.IntRange(min=2),

@@ -347,11 +347,15 @@ class Search:
         cost = np.array([r.cost for r in recs])
         lam = running_costs(np.bincount(fid, cost, n_fid), np.bincount(fid, minlength=n_fid),
                             self._prior_costs)
+        sizes = {}
         if getattr(policy, "best_first", False):
             policy.pull_costs_ = lam  # seconds, whatever `costs` says: sizes the batches
+            sizes = {"pull_costs": lam}
         if getattr(policy, "round_open", False):
             # best-first rounds: σ, costs and bounds change only between rounds, so the
             # decisions are those of whole rounds however the round was batched
+            if self.recorder is not None and sizes:
+                self._record_update(self.recorder.last_batch, sizes)
             return
         new_bounds = None
         if self.bias_mode_ == "adaptive" and n_fid > 1 and self._kind is not None:
@@ -375,7 +379,7 @@ class Search:
                   "variance_proxy": var}
         policy.update_bounds(**update)
         if self.recorder is not None:
-            self._record_update(self.recorder.last_batch, update)
+            self._record_update(self.recorder.last_batch, {**update, **sizes})
 
     def tied(self, pulls=None, outcomes=None, policy=None) -> bool:
         """Driver callback: a deterministic search whose survivors tie exactly at the top.
@@ -398,6 +402,21 @@ class Search:
             return True
         return False
 
+    def failing(self, pulls, outcomes, policy) -> bool:
+        """Driver callback: stop a search whose pulls all fail (the first batch, or three
+        batches in a row once one pull has succeeded); :attr:`failure_` says why."""
+        if any(st == "done" for st in outcomes.status):
+            self._any_ok, self._bad_batches = True, 0
+            return False
+        self._bad_batches += 1
+        if self._bad_batches < (3 if self._any_ok else 1):
+            return False
+        last = next((e for e in reversed(outcomes.errors) if e), "no error message")
+        self.failure_ = (f"every pull of the last {self._bad_batches} batch(es) failed; "
+                         f"last error: {last}")
+        self._stop = "all-failed"
+        return True
+
     def search(self, budget=None, max_pulls=None, t_start=None) -> str:
         """Run the policy until its rule, a tie, a cap or Ctrl+C; return the reason."""
         policy = self.policy_
@@ -413,7 +432,10 @@ class Search:
             progress.history = prev.history
             progress.eliminated_time = prev.eliminated_time
         self.progress = progress
-        self.tie_ = None
+        self.tie_ = self.failure_ = None
+        self._stop = "tie"
+        self._bad_batches = 0
+        self._any_ok = any(r.status == "done" for r in self.evaluator.records)
         remaining = None if budget is None else budget - spent
         if remaining is not None and remaining <= 0:
             reason = "budget"
@@ -427,9 +449,9 @@ class Search:
                 result = run(policy, self.recorder or self.evaluator, budget=remaining,
                              max_pulls=caps,
                              callbacks=[progress, self.update, self.evaluator.after_batch,
-                                        self.tied])
-                reason = "tie" if result.stopping_reason == "callback" else \
-                    result.stopping_reason
+                                        self.failing, self.tied])
+                reason = (self._stop if result.stopping_reason == "callback"
+                          else result.stopping_reason)
                 if result.cancelled is not None:  # the driver cancelled it in the policy
                     self.evaluator.release(result.cancelled)
         if reason == "interrupted":
@@ -437,7 +459,7 @@ class Search:
         self.stopping_reason_ = reason
         self.guarantee_ = self.statement(reason)
         if self.recorder is not None:
-            self.recorder.store.update_state(tie=self.tie_)
+            self.recorder.store.update_state(tie=self.tie_, error=self.failure_)
         return reason
 
     def _cancel_outstanding(self) -> None:

@@ -196,11 +196,11 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
     try:
         search.setup(np.random.default_rng(st["seed"]))
         reason = search.search()
+        error = search.failure_
     except KeyboardInterrupt:
         evaluator.kill_all()
-        search.stopping_reason_ = reason
     except ValueError as exc:  # every calibration run failed, or nothing to estimate from
-        reason, error = "failed", str(exc)
+        reason, error = "all-failed", str(exc)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         if scheduler is not None:

@@ -69,9 +69,17 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
 
 
 def apply_update(policy: Policy, data: dict) -> None:
-    """Apply a stored ``policy.update_bounds`` call (lists become arrays)."""
-    policy.update_bounds(**{k: np.asarray(v, dtype=float) for k, v in data.items()
-                            if v is not None})
+    """Apply a stored update: ``policy.update_bounds`` and the batch sizing costs.
+
+    ``pull_costs`` (measured seconds per fidelity, which size the batches of
+    best-first rounds) is set on the policy; the other keys are the
+    arguments of ``update_bounds`` (lists become arrays).
+    """
+    data = {k: np.asarray(v, dtype=float) for k, v in data.items() if v is not None}
+    if "pull_costs" in data:
+        policy.pull_costs_ = data.pop("pull_costs")
+    if data:
+        policy.update_bounds(**data)
 
 
 class StudyRecord:
