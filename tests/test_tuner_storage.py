@@ -310,7 +310,7 @@ def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     res = CliRunner().invoke(main, ["status", str(path)])
     assert res.exit_code == 0, res.output
     assert "running (last run stopped: max-pulls)" in res.output
-    assert "not certified yet" in res.output
+    assert "no confidence statement: the search stopped early (max-pulls)" in res.output
     s = json.loads(CliRunner().invoke(main, ["status", str(path), "--json"]).output)
     # the replay tells the cut round's two pulls, as the tuner did: same recommendation
     batches = {r.batch for r in rows_of(path) if r.kind == "policy"}

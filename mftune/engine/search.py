@@ -350,7 +350,8 @@ class Search:
         sizes = {}
         if getattr(policy, "best_first", False):
             policy.pull_costs_ = lam  # seconds, whatever `costs` says: sizes the batches
-            sizes = {"pull_costs": lam}
+            if getattr(policy, "chunk_cost", None) is not None:  # stored: a replay needs it
+                sizes = {"pull_costs": lam}
         if getattr(policy, "round_open", False):
             # best-first rounds: σ, costs and bounds change only between rounds, so the
             # decisions are those of whole rounds however the round was batched

@@ -32,16 +32,23 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import joblib
 import numpy as np
 from sklearn.utils.validation import _num_samples
 
-from ..study.recording import RecordingEvaluator
+from ..study.recording import RecordingEvaluator, StudyBusyError
+from ..study.replay import StudyMismatchError
 from ..study.store import StudyStore, _dumps
 
-__all__ = ["describe", "open_recorder", "stored_seed", "study_signature"]
+__all__ = [
+    "close_recorder", "describe", "open_recorder", "storage_errors", "stored_seed",
+    "study_signature",
+]
 
 # Arguments that change what is pulled or how results are read: a stored study
 # written with other values cannot be resumed. (budget, max_pulls, timeout,
@@ -200,3 +207,35 @@ def _check_same(store: StudyStore, record: dict, storage, random_state) -> None:
             f"storage={str(storage)!r} holds a different study: {', '.join(differ)} "
             f"differ{hint}. Resume it with the same settings and data, or choose another "
             "storage path")
+
+
+@contextmanager
+def storage_errors(tuner):
+    """Name ``storage`` in mismatch errors; leave the study file consistent on any exit."""
+    try:
+        yield
+    except (StudyMismatchError, StudyBusyError) as exc:
+        raise ValueError(f"storage={str(tuner.storage)!r}: {exc}") from None
+    except sqlite3.IntegrityError:  # two processes inserted the same batch
+        raise ValueError(f"storage={str(tuner.storage)!r}: another process is writing "
+                         "this study; run one search per study file at a time") from None
+    finally:
+        close_recorder(tuner)
+
+
+def close_recorder(tuner) -> None:
+    """Release the tuner's running pulls, note why it stopped, and close its study file."""
+    rec = tuner.__dict__.pop("_recorder", None)
+    if getattr(tuner, "_engine", None) is not None:
+        tuner._engine.recorder = None
+    if rec is None:
+        return
+    tuner.n_replayed_ = rec.n_replayed
+    try:
+        rec.release()
+        reason = tuner.__dict__.get("_stop_reason")
+        if reason is not None:
+            rec.store.update_state(last_reason=reason, updated=time.time(),
+                                   last_worker=rec.worker)
+    finally:
+        rec.close()

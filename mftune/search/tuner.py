@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from contextlib import contextmanager
 from copy import deepcopy
 
 import numpy as np
@@ -21,13 +19,16 @@ from ..engine.search import Search, level_is_number, raise_if_all_failed
 from ..fidelity import min_subset_size, n_samples_schedule
 from ..policies import registry as algorithms
 from ..space import Space
-from ..study.recording import StudyBusyError
-from ..study.replay import StudyMismatchError
 from .continuation import fit_at_level, partial_fit_only, resolve_continuation, saved_seconds
 from .evaluation import CVEvaluator, clone_with
 from .params import build_scorers, check_params
 from .results import build_cv_results, build_pulls
-from .storage import open_recorder, stored_seed, study_signature
+from .storage import (
+    open_recorder,
+    storage_errors,
+    stored_seed,
+    study_signature,
+)
 
 __all__ = ["MFTuner"]
 
@@ -85,22 +86,14 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     factor : float, default=3
         Ratio between consecutive subset sizes.
     validation : {"auto", "proportional", "full"}, default="auto"
-        With ``fidelity="n_samples"``, the validation rows a pull below the
-        top fidelity is scored on: a stratified subset of the validation fold
-        in the split's own ratio to the training subset (``"proportional"``:
-        ``n_m |fold| / |training fold|`` rows, at least 200 or the whole fold,
-        the same rows for every candidate of a split), as a halving search
-        does; or the whole fold (``"full"``). Scoring the whole fold is most
-        of the cost of a cheap pull of a kernel model (83 % at 500 training
-        rows of the 15k MAGIC SVM); the smaller set makes cheap pulls noisier,
-        which the per-fidelity σ accounts for. ``"auto"``: proportional for a
-        classifier or regressor scored by its default score or by named
-        scikit-learn scorers (means over the rows), full otherwise (a callable
-        or an estimator's own score may be a sum over the rows, as
-        ``KernelDensity``'s log-likelihood is, and would then change scale
-        with the rows). The top fidelity always scores the whole fold; an
-        estimator-parameter fidelity always does. ``validation_`` says which
-        was used.
+        With ``fidelity="n_samples"``, the validation rows of a pull below the
+        top fidelity: a stratified share of the fold in the ratio of the
+        training subset (``"proportional"``, at least 200 rows, as a halving
+        search does) or the whole fold (``"full"``). ``"auto"``: proportional
+        when the score is a mean over rows (a classifier or regressor with its
+        default score or named scorers), full otherwise. The top fidelity
+        always scores the whole fold; ``validation_`` says which was used
+        (docs/tuner.md).
     continuation : {"auto", "warm_start", "partial_fit"} or False, default="auto"
         With ``fidelity="<estimator parameter>"``, continue the model of a
         (candidate, CV split) from the lower fidelity it reached instead of
@@ -112,23 +105,15 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         ``max_iter`` of ``HistGradientBoosting*``), nothing otherwise;
         ``False`` refits every pull. See :mod:`mftune.search.continuation`.
     algorithm : str or policy, default="auto"
-        ``"auto"``, ``"iise"``, ``"iise-gamma"``, ``"se"`` (more as their
-        policies land: ``"lucb-a"``…, ``"mf-gp-ucb"``, ``"gp-ucb"``), or a
-        policy object with the ask/tell protocol built for ``n_candidates``
-        arms and the fidelities. ``"auto"`` is documented in
-        :mod:`mftune.policies.registry`.
+        A name of :data:`mftune.policies.registry.REGISTRY` (``"auto"``,
+        ``"se"``, ``"iise"``, ``"iise-gamma"``, ``"lucb-a"``/``"-b"``/``"-c"``,
+        ``"mf-gp-ucb"``, ``"gp-ucb"``) or a policy object with the ask/tell
+        protocol built for ``n_candidates`` arms and the fidelities.
     algorithm_params : dict, optional
-        Options of the chosen algorithm's policy that the tuner does not set
-        itself, e.g. ``{"ard": True}`` (one GP length scale per dimension) or
-        ``{"kernel": "matern"}`` for ``"mf-gp-ucb"`` / ``"gp-ucb"``,
-        ``{"futility_switch": False, "cost_balance": None, "best_first": False}``
-        (the papers' phase rule and rounds; the tuner leaves a fidelity once no
-        candidate can be eliminated there, or once it has cost one round of the
-        next fidelity, and runs a round ``n_jobs`` pulls at a time, best
-        candidates first, recommending from the round in progress) for
-        ``"iise"`` / ``"iise-gamma"``, ``{"initial_sweep": False}`` for ``"lucb-*"``. An
-        option the algorithm does not take raises a ``ValueError`` listing the
-        allowed ones (:func:`mftune.policies.registry.check_params`).
+        Options of the chosen policy that the tuner does not set itself, e.g.
+        ``{"ard": True}`` for the GP policies, ``{"best_first": False}`` for
+        IISE; an option the algorithm does not take raises a ``ValueError``
+        listing the allowed ones (docs/tuner.md).
     n_candidates : int or "grid", default=32
         Number of candidates sampled from ``space`` with ``random_state``, or
         ``"grid"`` for the full grid (``grid_points`` values per numeric dimension).
@@ -402,7 +387,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self._algorithm_params = self._engine.algorithm_params_
         self.n_replayed_ = 0
         self.__dict__.pop("_stop_reason", None)
-        with self._storage_errors():
+        with storage_errors(self):
             if self.storage is not None:
                 self._open_storage(evaluator, candidates, levels, seed, space, X, y, groups)
             self._engine.setup(rng)
@@ -421,35 +406,6 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self._say(1, f"storage {str(self.storage)!r}: "
                      + (f"resuming, {n_done} finished pulls to replay" if n_done
                         else "new study"))
-
-    @contextmanager
-    def _storage_errors(self):
-        """Name ``storage`` in mismatch errors; leave the study file consistent on any exit."""
-        try:
-            yield
-        except (StudyMismatchError, StudyBusyError) as exc:
-            raise ValueError(f"storage={str(self.storage)!r}: {exc}") from None
-        except sqlite3.IntegrityError:  # two processes inserted the same batch
-            raise ValueError(f"storage={str(self.storage)!r}: another process is writing "
-                             "this study; run one search per study file at a time") from None
-        finally:
-            self._close_recorder()
-
-    def _close_recorder(self):
-        rec = self.__dict__.pop("_recorder", None)
-        if getattr(self, "_engine", None) is not None:
-            self._engine.recorder = None
-        if rec is None:
-            return
-        self.n_replayed_ = rec.n_replayed
-        try:
-            rec.release()
-            reason = self.__dict__.get("_stop_reason")
-            if reason is not None:
-                rec.store.update_state(last_reason=reason, updated=time.time(),
-                                       last_worker=rec.worker)
-        finally:
-            rec.close()
 
     def _levels(self, X, y, groups, cv, classifier):
         if self.fidelity != "n_samples":
