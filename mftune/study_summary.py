@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .bias import running_costs
 from .replay import batch_rewards, replay
 from .store import FINISHED, StudyStore
 from .study_record import StudyRecord, apply_update
@@ -69,7 +70,7 @@ def study_summary(path) -> dict:
         ``timeline`` (one entry per told batch: cumulative cost, fidelity,
         survivors, best score).
     """
-    with StudyStore(path) as store:
+    with StudyStore(path, readonly=True) as store:
         study = StudyRecord(store)
         rows = store.rows()
         updates = study.updates
@@ -125,6 +126,8 @@ def study_summary(path) -> dict:
     for r in pol_rows:
         by_batch.setdefault(r.batch, []).append(r)
     worst: dict = {}
+    measured = _MeasuredCosts(cal_rows, n_fid, settings) if getattr(
+        policy, "best_first", False) else None
     b = study.first_batch
     while b in by_batch and not policy.done:
         rows_b = by_batch[b]
@@ -140,6 +143,8 @@ def study_summary(path) -> dict:
             policy.tell(state.pulls[:n], batch_rewards(rows_b, worst, study.error_reward),
                         [r.cost or 0.0 for r in rows_b])
             policy.cancel(state.pulls[n:])
+        if measured is not None:  # what MFTuner sizes its best-first chunks with
+            policy.pull_costs_ = measured.after(by_batch[b])
         if b in updates:  # the runner changed the policy's bounds after this batch
             apply_update(policy, updates[b])
             _in_force(in_force, updates[b], bound)
@@ -162,6 +167,37 @@ def study_summary(path) -> dict:
     return out
 
 
+class _MeasuredCosts:
+    """The seconds per pull MFTuner gives a best-first policy after each told batch.
+
+    The tuner sets ``policy.pull_costs_`` (which sizes best-first chunks) to
+    the running mean measured cost per fidelity over every pull so far,
+    calibration included, with the study's ``costs`` setting where nothing
+    was measured (:func:`mftune.bias.running_costs`); it is not a stored
+    update, so a replay recomputes it from the stored rows, summed in the
+    same order as the tuner did.
+    """
+
+    def __init__(self, cal_rows, n_fid: int, settings: dict):
+        self.n_fid = n_fid
+        self.prior = np.asarray(settings["costs"], dtype=float)
+        self.fid: list[int] = []
+        self.cost: list[float] = []
+        self._add(cal_rows)
+
+    def _add(self, rows) -> None:
+        for r in rows:
+            self.fid.append(int(r.fidelity))
+            self.cost.append(float(r.cost or 0.0))
+
+    def after(self, rows) -> np.ndarray:
+        """Add a told batch's rows; the costs the policy plans its next chunks with."""
+        self._add(rows)
+        fid = np.asarray(self.fid, dtype=np.int64)
+        return running_costs(np.bincount(fid, np.asarray(self.cost), self.n_fid),
+                             np.bincount(fid, minlength=self.n_fid), self.prior)
+
+
 def _in_force(settings: dict, update: dict, bound: str | None) -> None:
     """Track the bounds a stored update put in force (for the confidence statement)."""
     if update.get("variance_proxy") is not None:
@@ -174,7 +210,7 @@ def _in_force(settings: dict, update: dict, bound: str | None) -> None:
 
 def export_csv(path, csv_path) -> int:
     """Write one CSV row per pull (with the arm's parameters); return the row count."""
-    with StudyStore(path) as store:
+    with StudyStore(path, readonly=True) as store:
         study = StudyRecord(store)
         rows = store.rows()
     names = study.parameter_names
