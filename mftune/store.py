@@ -21,8 +21,12 @@ Tables (JSON text columns, never pickle):
   after the policy was built).
 * ``workers`` — the processes that have joined the study.
 
-Files written before ``info`` and ``updates`` existed are upgraded in place
-when opened (one ``ALTER TABLE``/``CREATE TABLE``; nothing is rewritten).
+The study row stores the file's format version (:data:`FORMAT_VERSION`); a
+file of any other format is refused by name (:class:`StudyFileError`), as are
+a file that is not a study, a missing folder and a folder or file this process
+cannot write when it has to write. A read-only study (file or folder) is read
+through a read-only connection (``StudyStore(path, readonly=True)``: ``mftune
+status``, ``report`` and ``export``), which writes nothing.
 
 Crash safety
 ------------
@@ -50,6 +54,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 
@@ -58,11 +63,11 @@ from .policies.base import Policy, Pulls
 from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
 
 __all__ = [
-    "FINISHED", "FORMAT_VERSION", "PullRow", "ReplayState", "StudyMismatchError",
-    "StudyStore", "batch_rewards", "json_safe", "new_worker_id", "replay",
+    "FINISHED", "FORMAT_VERSION", "PullRow", "ReplayState", "StudyFileError",
+    "StudyMismatchError", "StudyStore", "batch_rewards", "json_safe", "new_worker_id", "replay",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 FINISHED = ("done", "failed", "timed-out")
 STATUSES = ("pending", "running", *FINISHED)
 
@@ -121,6 +126,68 @@ CREATE TABLE IF NOT EXISTS workers (
 """
 
 _LIVE_TOKENS: set[str] = set()
+
+
+class StudyFileError(ValueError):
+    """A study file that cannot be used as asked; the message names the path and the cause."""
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write ``path`` (if it exists) and create files beside it."""
+    parent = path.parent if str(path.parent) else Path(".")
+    return (os.access(parent, os.W_OK | os.X_OK)
+            and (not path.exists() or os.access(path, os.W_OK)))
+
+
+def _connect_readonly(path: Path, timeout: float = 60.0) -> sqlite3.Connection:
+    """A connection that does not write ``path``, checked to read its ``study`` table.
+
+    A writable study is opened as usual with ``PRAGMA query_only`` (so its
+    WAL files are cleaned up as after any reader). A read-only one (file or
+    folder) is opened ``mode=ro`` when its WAL index exists (a writer is or
+    was there: the index lets the reader see the latest commits), else
+    ``immutable=1``, which creates nothing beside it -- a ``-shm`` created by
+    a reader of a read-only file would itself be read-only and block the
+    owner's next write.
+    """
+    if _writable(path):
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None,
+                               check_same_thread=True)
+        tries = [conn]
+    else:
+        uri = f"file:{quote(str(path.resolve()))}"
+        queries = (["?mode=ro"] if Path(f"{path}-shm").exists() else []) + ["?immutable=1"]
+        tries = (sqlite3.connect(uri + q, uri=True, timeout=timeout, isolation_level=None,
+                                 check_same_thread=True) for q in queries)
+    error: sqlite3.Error | None = None
+    for conn in tries:
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("SELECT format_version FROM study").fetchone()
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            error = exc
+    raise error if error is not None else sqlite3.OperationalError(f"cannot open {path}")
+
+
+def _not_a_study(path: Path) -> str:
+    """Why ``path`` holds no study (for the error messages)."""
+    if not path.exists():
+        return "no such file"
+    if not path.is_file():
+        return "not a file"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror or exc})"
+    if head and head != b"SQLite format 3\x00":
+        return "not an SQLite file"
+    if not head:
+        return "an empty file"
+    return "an SQLite file that holds no mftune study"
+
 
 def new_worker_id() -> str:
     """``host:pid:token``, unique per worker object; registered as alive in this process."""
@@ -200,26 +267,25 @@ class StudyStore:
         Seconds to wait for another process's write lock.
     """
 
-    def __init__(self, path: str | os.PathLike, timeout: float = 60.0):
+    def __init__(self, path: str | os.PathLike, timeout: float = 60.0, *,
+                 readonly: bool = False):
         self.path = Path(path)
+        self.readonly = bool(readonly)
         if not self.exists(self.path):
-            raise FileNotFoundError(f"{self.path}: no study there (create one with mftune tune)")
-        self._conn = self._connect(self.path, timeout)
+            raise FileNotFoundError(f"{self.path}: no study there ({_not_a_study(self.path)}; "
+                                    "create one with mftune tune)")
+        if readonly:
+            self._conn = _connect_readonly(self.path, timeout)
+        elif not _writable(self.path):
+            raise StudyFileError(f"{self.path}: cannot write the study (read-only file or "
+                                 "folder); mftune status, report and export can read it")
+        else:
+            self._conn = self._connect(self.path, timeout)
         version = self._conn.execute("SELECT format_version FROM study").fetchone()[0]
-        if version > FORMAT_VERSION:
-            raise ValueError(f"{self.path}: study format {version} is newer than this mftune "
-                             f"supports ({FORMAT_VERSION}); upgrade mftune")
-        self._upgrade()
-
-    def _upgrade(self) -> None:
-        """Add the ``pulls.info`` column and the ``updates`` table to older files."""
-        cols = {r[1] for r in self._conn.execute("PRAGMA table_info(pulls)")}
-        if "info" not in cols:
-            self._conn.execute("ALTER TABLE pulls ADD COLUMN info TEXT")
-        if not self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                  "name = 'updates'").fetchone():
-            self._conn.execute("CREATE TABLE IF NOT EXISTS updates "
-                               "(batch INTEGER PRIMARY KEY, data TEXT NOT NULL)")
+        if version != FORMAT_VERSION:
+            self._conn.close()
+            raise StudyFileError(f"{self.path}: study format {version}, this mftune reads "
+                                 f"format {FORMAT_VERSION}")
 
     @staticmethod
     def _connect(path: Path, timeout: float) -> sqlite3.Connection:
@@ -232,18 +298,64 @@ class StudyStore:
 
     @staticmethod
     def exists(path: str | os.PathLike) -> bool:
-        """Whether ``path`` holds a study (a file with a committed study row)."""
+        """Whether ``path`` holds a study (a file with a committed study row); writes nothing."""
         path = Path(path)
         if not path.is_file():
             return False
         try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+            conn = _connect_readonly(path)
             try:
                 return conn.execute("SELECT COUNT(*) FROM study").fetchone()[0] == 1
             finally:
                 conn.close()
         except sqlite3.Error:
             return False
+
+    @staticmethod
+    def missing_reason(path: str | os.PathLike) -> str:
+        """Why ``path`` holds no study: "no such file", "not an SQLite file", ..."""
+        return _not_a_study(Path(path))
+
+    @staticmethod
+    def check_new(path: str | os.PathLike) -> None:
+        """Raise :class:`StudyFileError` if a study cannot be created at ``path``.
+
+        The folder must exist and be writable; a file already there must be
+        empty or an SQLite file without tables (a study there raises
+        ``FileExistsError``). Nothing is created.
+        """
+        path = Path(path)
+        if StudyStore.exists(path):
+            raise FileExistsError(f"{path}: a study exists there; resume it with "
+                                  f"'mftune resume {path}' or choose another path")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise StudyFileError(f"{path}: cannot create the study: folder {parent} does not "
+                                 "exist")
+        if not _writable(path):
+            what = f"file {path}" if path.exists() and os.access(parent, os.W_OK) \
+                else f"folder {parent}"
+            raise StudyFileError(f"{path}: cannot create the study: {what} is not writable")
+        if path.exists():
+            if not path.is_file():
+                raise StudyFileError(f"{path}: cannot create the study: not a file")
+            if path.stat().st_size:
+                why = _not_a_study(path)
+                if why == "an SQLite file that holds no mftune study":
+                    try:
+                        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro",
+                                               uri=True)
+                        try:
+                            empty = conn.execute("SELECT COUNT(*) FROM sqlite_master"
+                                                 ).fetchone()[0] == 0
+                        finally:
+                            conn.close()
+                    except sqlite3.Error:
+                        empty = False
+                    if empty:
+                        return
+                raise StudyFileError(f"{path}: cannot create the study: the file is {why}; "
+                                     "choose another path")
 
     @classmethod
     def create(cls, path: str | os.PathLike, *, space, fidelities, objective: dict,
@@ -272,15 +384,18 @@ class StudyStore:
             Anything else the runner needs to resume (command, timeouts...).
         """
         path = Path(path)
-        if cls.exists(path):
-            raise FileExistsError(f"{path}: a study exists there; resume it with "
-                                  f"'mftune resume {path}' or choose another path")
         direction = objective.get("direction", "maximize")
         if direction not in ("maximize", "minimize"):
             raise ValueError(f"objective direction must be 'maximize' or 'minimize'; "
                              f"got {direction!r}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = cls._connect(path, timeout)
+        cls.check_new(path)
+        new = not path.exists()
+        try:
+            conn = cls._connect(path, timeout)
+        except sqlite3.Error as exc:
+            if new:
+                _remove_study_files(path)
+            raise StudyFileError(f"{path}: cannot create the study: {exc}") from None
         try:
             conn.execute("BEGIN IMMEDIATE")
             for statement in _SCHEMA.split(";"):
@@ -300,9 +415,11 @@ class StudyStore:
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            raise
-        finally:
             conn.close()
+            if new:  # nothing is left of a study that could not be created
+                _remove_study_files(path)
+            raise
+        conn.close()
         return cls(path, timeout)
 
     # -- metadata -------------------------------------------------------------
@@ -531,6 +648,11 @@ class StudyStore:
 
     def __repr__(self) -> str:
         return f"StudyStore({str(self.path)!r})"
+
+
+def _remove_study_files(path: Path) -> None:
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        p.unlink(missing_ok=True)
 
 
 def _dumps(value) -> str:

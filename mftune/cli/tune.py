@@ -134,7 +134,8 @@ def resume(study, budget, max_pulls, workers, timeout, scheduler, quiet, as_json
     """
     mode = _output_mode(quiet, as_json)
     if not StudyStore.exists(study):
-        raise click.ClickException(f"{study}: no study there")
+        raise click.ClickException(f"{study}: no study there "
+                                   f"({StudyStore.missing_reason(study)})")
     _run(Path(study), mode, budget=budget, max_pulls=max_pulls, workers=workers,
          timeout=timeout, scheduler=scheduler)
 
