@@ -74,6 +74,12 @@ def status(study, as_json):
         click.echo("settings: delta=" + fmt(se["delta"]) + ", " + ", ".join(parts))
     if s.get("error"):
         click.echo(f"error: {s['error']}")
+    fails = s["failures"]
+    if fails["count"]:
+        click.echo(f"failed pulls: {fails['count']}; last: {fails['last']}")
+        others = [c for c in fails["causes"] if c["cause"] != fails["last"]]
+        for c in others[:2]:
+            click.echo(f"  also: {c['cause']} ({c['count']}x)")
     if s.get("best"):
         b = s["best"]
         fval = None if b["fidelity"] is None else st["values"][b["fidelity"]]
