@@ -36,7 +36,9 @@ the state before or after it. A pull's row is written *before* it runs
 (``pending``, then ``running`` with the worker id when claimed) and updated
 when it ends; on resume, rows left ``running`` by a worker that no longer
 exists are put back to ``pending`` and run again — they are the only pulls
-that run twice, and they had not finished.
+that run twice, and they had not finished. A script left running by a killed
+worker is killed before its pull is put back (:meth:`StudyStore.release_stale`),
+so a pull never runs twice at once.
 
 Exact replay lives in :mod:`mftune.replay` (:meth:`StudyStore.replay`), the
 driver-side recorder in :mod:`mftune.recording`.
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sqlite3
 import time
@@ -220,6 +223,47 @@ def _worker_alive(worker: str | None) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True
+
+
+def _pull_processes(trials_dir: Path, pull_ids: set[str]) -> dict[str, list[int]]:
+    """Live processes (not zombies) of this machine running pulls ``pull_ids`` of a study.
+
+    Read from ``/proc/PID/environ`` (Linux; elsewhere nothing is found): a
+    run and its children carry ``MFTUNE_PULL_ID`` and a ``MFTUNE_TRIAL_DIR``
+    under the study's ``trials_dir``.
+    """
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return {}
+    prefix = str(trials_dir) + os.sep
+    out: dict[str, list[int]] = {}
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        env = dict(item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
+        pull = env.get(b"MFTUNE_PULL_ID", b"").decode(errors="replace")
+        tdir = env.get(b"MFTUNE_TRIAL_DIR", b"").decode(errors="replace")
+        if pull in pull_ids and tdir.startswith(prefix):
+            out.setdefault(pull, []).append(int(entry.name))
+    return out
+
+
+def _kill_processes(pids: Sequence[int]) -> None:
+    """SIGKILL the process groups of ``pids`` (the pid alone if it shares this process's group)."""
+    for pid in pids:
+        try:
+            pgid = os.getpgid(pid)
+            if pgid != os.getpgrp():
+                os.killpg(pgid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 @dataclass(frozen=True)
@@ -539,15 +583,43 @@ class StudyStore:
             return bool(self._conn.execute(sql, args).rowcount)
 
     def release_stale(self) -> int:
-        """Put back to ``pending`` the running pulls of workers that no longer exist."""
+        """Put back to ``pending`` the running pulls of workers that no longer exist.
+
+        A pull is released only once its worker is dead *and* its script is
+        gone: processes of the pull still alive on this machine (a script's
+        children that outlived a SIGKILLed worker; found by the
+        ``MFTUNE_PULL_ID`` and ``MFTUNE_TRIAL_DIR`` of their environment) are
+        killed first, and the pull stays ``running`` while any remains. So a
+        resumed study never runs a pull twice at once.
+        """
         with self.transaction():
             rows = self._conn.execute(
                 "SELECT id, worker FROM pulls WHERE status = 'running'").fetchall()
-            stale = [i for i, w in rows if not _worker_alive(w)]
-            self._conn.executemany(
+        stale = [(i, w) for i, w in rows if not _worker_alive(w)]
+        if stale:
+            left = self._orphans_left([i for i, _ in stale])
+            stale = [(i, w) for i, w in stale if i not in left]
+        with self.transaction():  # unless another worker released and claimed it meanwhile
+            return sum(self._conn.execute(
                 "UPDATE pulls SET status = 'pending', worker = NULL WHERE id = ? "
-                "AND status = 'running'", [(i,) for i in stale])
-        return len(stale)
+                "AND status = 'running' AND worker IS ?", (i, w)).rowcount for i, w in stale)
+
+    def _orphans_left(self, ids: Sequence[int], wait: float = 2.0) -> set[int]:
+        """Kill the processes left by pulls ``ids`` of a script study; the ids some still run."""
+        trials = self.meta["spec"].get("trials_dir")
+        if not trials:
+            return set()
+        trials_dir = (self.path.parent / trials).resolve()
+        found = _pull_processes(trials_dir, {str(i) for i in ids})
+        deadline = time.monotonic() + wait
+        while found:
+            for pids in found.values():
+                _kill_processes(pids)
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+            found = _pull_processes(trials_dir, {str(i) for i in ids})
+        return {int(i) for i in found}
 
     def release_worker(self, worker: str) -> int:
         """Put back to ``pending`` the running pulls of ``worker`` (it stops, e.g. on Ctrl+C)."""
