@@ -12,7 +12,8 @@ from mftune import IISE, Pulls
 from mftune.engine.driver import Evaluator, Outcome, run
 from mftune.study.recording import RecordingEvaluator
 from mftune.study.replay import StudyMismatchError, replay
-from mftune.study.store import _LIVE_TOKENS, StudyStore, new_worker_id
+from mftune.study.store import FORMAT_VERSION, StudyStore
+from mftune.study.workers import _LIVE_TOKENS, new_worker_id
 
 THETA = np.array([[0.2, 0.5, 0.45, 0.1, 0.6, 0.3],
                   [0.3, 0.55, 0.5, 0.2, 0.62, 0.35],
@@ -62,7 +63,7 @@ def counts_from(store):
 def test_create_writes_metadata_and_arms_as_json(tmp_path):
     store = make_store(tmp_path / "s.db")
     meta = store.meta
-    assert meta["format_version"] == 1 and meta["seed"] == 3
+    assert meta["format_version"] == FORMAT_VERSION and meta["seed"] == 3
     assert meta["objective"] == {"name": "acc", "direction": "maximize"}
     assert store.configs()[4] == {"x": 0.4}
     conn = sqlite3.connect(tmp_path / "s.db")
@@ -188,10 +189,10 @@ def test_resume_through_the_driver_equals_an_uninterrupted_run(tmp_path):
     assert inner.calls + 25 <= len(ref_rows) + len(pulls)
 
 
-def test_record_batch_callback_and_store_replay(tmp_path):
+def test_recorded_batches_replay_into_a_fresh_policy(tmp_path):
     store = make_store(tmp_path / "s.db")
     ref = new_policy()
-    res = run(ref, KeyedEvaluator(), callbacks=[store.record_batch], max_pulls=30)
+    res = run(ref, RecordingEvaluator(store, KeyedEvaluator()), max_pulls=30)
     assert res.n_pulls == 30 == len(store.rows())
     fresh = new_policy()
     state = replay(fresh, store.rows(kind="policy"))
@@ -221,7 +222,7 @@ def test_driver_run_on_a_stored_study_replays_it_and_runs_only_the_rest(tmp_path
                  variance_proxy=0.0025), RecordingEvaluator(store, KeyedEvaluator()))
 
 
-def test_release_worker_updates_and_upgrade_of_older_files(tmp_path):
+def test_release_worker_and_updates(tmp_path):
     path = tmp_path / "s.db"
     store = make_store(path)
     ids = store.insert_batch(0, Pulls([0, 1], [0, 0]), status="running", worker="w:1:a")
@@ -237,12 +238,3 @@ def test_release_worker_updates_and_upgrade_of_older_files(tmp_path):
                         info={"scores": {"a": float("nan"), "b": 0.5}})
     assert store.rows()[0].info == {"scores": {"a": None, "b": 0.5}}
     store.close()
-    # a file written before pulls.info and the updates table existed is upgraded on open
-    conn = sqlite3.connect(path)
-    conn.execute("ALTER TABLE pulls DROP COLUMN info")
-    conn.execute("DROP TABLE updates")
-    conn.commit()
-    conn.close()
-    with StudyStore(path) as old:
-        assert old.updates() == {} and old.rows()[0].info is None
-        assert len(old.rows()) == 3

@@ -6,17 +6,24 @@ import json
 
 import click
 
-from ..study.store import StudyStore
+from ..study.store import StudyFileError, StudyStore
 from ..study.summary import export_csv, study_summary
 from ._groups import main
 from ._study_output import fmt
 
 
-def _summary(study) -> dict:
+def _check_study(study) -> None:
     if not StudyStore.exists(study):
-        raise click.ClickException(f"{study}: no study there")
+        raise click.ClickException(f"{study}: no study there "
+                                   f"({StudyStore.missing_reason(study)})")
+
+
+def _summary(study) -> dict:
+    _check_study(study)
     try:
         return study_summary(study)
+    except StudyFileError as exc:  # its message names the path
+        raise click.ClickException(str(exc)) from None
     except (ValueError, RuntimeError) as exc:
         raise click.ClickException(f"{study}: {exc}") from None
 
@@ -67,6 +74,12 @@ def status(study, as_json):
         click.echo("settings: delta=" + fmt(se["delta"]) + ", " + ", ".join(parts))
     if s.get("error"):
         click.echo(f"error: {s['error']}")
+    fails = s["failures"]
+    if fails["count"]:
+        click.echo(f"failed pulls: {fails['count']}; last: {fails['last']}")
+        others = [c for c in fails["causes"] if c["cause"] != fails["last"]]
+        for c in others[:2]:
+            click.echo(f"  also: {c['cause']} ({c['count']}x)")
     if s.get("best"):
         b = s["best"]
         fval = None if b["fidelity"] is None else st["values"][b["fidelity"]]
@@ -142,7 +155,9 @@ def _plot(s: dict, path) -> None:
               help="CSV file to write (one row per run, with the parameters).")
 def export(study, csv_file):
     """Write every run of STUDY to a CSV file."""
-    if not StudyStore.exists(study):
-        raise click.ClickException(f"{study}: no study there")
-    n = export_csv(study, csv_file)
+    _check_study(study)
+    try:
+        n = export_csv(study, csv_file)
+    except StudyFileError as exc:
+        raise click.ClickException(str(exc)) from None
     click.echo(f"{n} rows written to {csv_file}")

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import shlex
+import signal
+import sqlite3
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -25,10 +32,51 @@ def _output_mode(quiet: bool, as_json: bool) -> str:
     return "json" if as_json else ("quiet" if quiet else "line")
 
 
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM acts as Ctrl+C: ``KeyboardInterrupt`` in the main thread.
+
+    ``timeout``, docker and Slurm stop a job with SIGTERM; a study then ends
+    as on Ctrl+C (its runs killed, their pulls put back to pending for
+    ``mftune resume``). The previous handler is restored on exit. Outside
+    the main thread (where handlers cannot be set) nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _announce(path, mode: str) -> None:
+    """Say which command the study runs, and where, before running anything."""
+    try:
+        with StudyStore(path, readonly=True) as store:
+            spec = store.meta["spec"]
+    except (OSError, ValueError, sqlite3.Error):
+        return  # the runner reports it
+    if not spec.get("command"):
+        return
+    if mode == "json":
+        click.echo(json.dumps({"type": "command", "command": spec["command"],
+                               "cwd": spec.get("cwd")}))
+    else:
+        click.echo(f"command: {shlex.join(spec['command'])}\n"
+                   f"working directory: {spec.get('cwd')}", err=True)
+
+
 def _run(path, mode, **kw) -> None:
     start = time.monotonic()
     try:
-        outcome = run_study(path, verbose=int(mode == "line"), stream=sys.stderr, **kw)
+        with sigterm_as_interrupt():
+            outcome = run_study(path, verbose=int(mode == "line"), stream=sys.stderr, **kw)
     except (FileNotFoundError, ValueError, StudyMismatchError) as exc:
         raise click.ClickException(str(exc)) from None
     echo_result(path, outcome.reason, mode, time.monotonic() - start, outcome.error,
@@ -129,7 +177,9 @@ def resume(study, budget, max_pulls, workers, timeout, scheduler, quiet, as_json
     """
     mode = _output_mode(quiet, as_json)
     if not StudyStore.exists(study):
-        raise click.ClickException(f"{study}: no study there")
+        raise click.ClickException(f"{study}: no study there "
+                                   f"({StudyStore.missing_reason(study)})")
+    _announce(study, mode)
     _run(Path(study), mode, budget=budget, max_pulls=max_pulls, workers=workers,
          timeout=timeout, scheduler=scheduler)
 
@@ -153,5 +203,6 @@ def worker(study, wait_s, budget, max_pulls, workers, timeout, scheduler, quiet,
         if time.monotonic() > deadline:
             raise click.ClickException(f"{study}: no study appeared within {wait_s:g} s")
         time.sleep(0.1)
+    _announce(study, mode)
     _run(Path(study), mode, budget=budget, max_pulls=max_pulls, workers=workers,
          timeout=timeout, scheduler=scheduler)

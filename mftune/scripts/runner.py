@@ -17,7 +17,14 @@ A run reports by writing ``{"score": ..., "cost": ...}`` (cost optional) as
 JSON to ``MFTUNE_RESULT_FILE`` — :func:`report` does it for Python scripts —
 or by printing a last line ``mftune-score: <float>``. The cost is the measured
 wall time unless the script reports one. A non-zero exit, a timeout or no
-parseable score makes a failed pull with the tail of stderr kept.
+parseable score makes a failed pull whose error text starts with its cause --
+``command not found: NAME``, ``exit code N`` (or ``killed by SIGNAL``) with
+the last stderr line, ``no score: ...`` quoting the last output line,
+``score is not finite: nan``, ``timed out after T s`` -- followed by the end of
+stderr.
+
+A run is SIGKILLed with mftune itself, even when mftune is SIGKILLed (Linux:
+``PR_SET_PDEATHSIG``), so no script outlives the process that would record it.
 
 Commands run without a shell (argument lists), in their own process group so
 a timeout kills the whole group; no parameter value is ever interpreted by a
@@ -32,9 +39,11 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -221,10 +230,11 @@ class ScriptEvaluator(Evaluator):
         try:
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, env=env, cwd=self.cwd,
-                                    start_new_session=True, text=True, errors="replace")
+                                    start_new_session=True, text=True, errors="replace",
+                                    preexec_fn=partial(_die_with_parent, os.getpid()))
         except OSError as exc:
             return ScriptResult(None, time.perf_counter() - start, "failed",
-                                f"cannot start {args[0]!r}: {exc}")
+                                _start_error(args[0], self.cwd, exc))
         self._procs.add(proc)
         try:
             out, err = proc.communicate(timeout=self.timeout)
@@ -232,8 +242,8 @@ class ScriptEvaluator(Evaluator):
             _kill_group(proc)
             out, err = proc.communicate()
             return ScriptResult(None, time.perf_counter() - start, "timed-out",
-                                f"timed out after {self.timeout:g} s; stderr tail:\n"
-                                f"{_tail(err)}", _tail(out, 500))
+                                f"timed out after {self.timeout:g} s (the time limit of a "
+                                f"run; killed){_stderr_tail(err)}", _tail(out, 500))
         except BaseException:
             _kill_group(proc)
             proc.wait()
@@ -244,13 +254,14 @@ class ScriptEvaluator(Evaluator):
                 _kill_group(proc)
         wall = time.perf_counter() - start
         if proc.returncode != 0:
-            return ScriptResult(None, wall, "failed", f"exit code {proc.returncode}; stderr "
-                                f"tail:\n{_tail(err)}", _tail(out, 500))
+            return ScriptResult(None, wall, "failed", _exit_error(proc.returncode, err),
+                                _tail(out, 500))
         score, cost, problem = _parse_result(result_file, out)
         result_file.unlink(missing_ok=True)
         if problem:
-            return ScriptResult(None, wall, "failed", f"{problem}; stdout tail:\n"
-                                f"{_tail(out, 500)}\nstderr tail:\n{_tail(err)}", _tail(out, 500))
+            return ScriptResult(None, wall, "failed",
+                                f"{problem}{_stderr_tail(err, say_empty=False)}",
+                                _tail(out, 500))
         return ScriptResult(score, wall if cost is None else cost, "done", None, _tail(out, 500))
 
     def __getstate__(self):
@@ -361,38 +372,130 @@ class ScriptEvaluator(Evaluator):
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the run's process group (the run is its leader: its children die with it)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
+def _libc_prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.restype = ctypes.c_int
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                      ctypes.c_ulong]
+    return prctl
+
+
+_PRCTL = _libc_prctl()  # looked up here, not in the forked child
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """In the child, before exec: be SIGKILLed when mftune dies, even by SIGKILL (Linux).
+
+    With ``start_new_session`` the run leads its own process group, which a
+    timeout, Ctrl+C or SIGTERM kills as a whole; this covers the one death
+    mftune cannot act on. (Grandchildren left by a killed run are found and
+    killed by the next ``mftune resume`` before their pull runs again:
+    :meth:`mftune.store.StudyStore.release_stale`.)
+    """
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # mftune died before the prctl: do not run orphaned
+            os._exit(137)
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def _stderr_tail(err: str, n_lines: int = 20, *, say_empty: bool = True) -> str:
+    """``"; stderr ends: <last line>"`` and the last lines of stderr (or that it was empty)."""
+    last = _last_line(err)
+    if not last:
+        return "; no stderr output" if say_empty else ""
+    tail = _tail("\n".join(err.rstrip().splitlines()[-n_lines:]))
+    return f"; stderr ends: {last[:300]}\nstderr tail:\n{tail}"
+
+
+def _start_error(name: str, cwd: str | None, exc: OSError) -> str:
+    """Why the command did not start: not found, not executable, no working directory..."""
+    if isinstance(exc, FileNotFoundError):
+        if cwd is not None and not Path(cwd).is_dir():
+            return f"working directory not found: {cwd}"
+        return f"command not found: {name}"
+    if isinstance(exc, PermissionError):
+        return f"command not executable: {name} (permission denied)"
+    return f"cannot start {name}: {exc.strerror or exc}"
+
+
+def _exit_error(code: int, err: str) -> str:
+    """A non-zero exit: its code (or signal) and the end of stderr."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        head = f"killed by {name} (exit code {code})"
+    elif code == 127:
+        head = "exit code 127 (command not found)"
+    elif code == 126:
+        head = "exit code 126 (command not executable)"
+    else:
+        head = f"exit code {code}"
+    return head + _stderr_tail(err)
+
+
 def _parse_result(path: Path, stdout: str) -> tuple[float | None, float | None, str | None]:
-    """Score and cost from the result file, else from the last ``mftune-score:`` line."""
+    """Score and cost from the result file, else from the last ``mftune-score:`` line.
+
+    The third item says what went wrong (``None`` when a score was read):
+    what was expected, and the output that was there instead.
+    """
     cost = None
     if path.exists() and path.stat().st_size:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text)
         except (ValueError, OSError) as exc:
-            return None, None, f"result file is not valid JSON ({exc})"
+            return None, None, (f"result file is not valid JSON ({exc}); expected "
+                                f'{{"score": <number>}} in MFTUNE_RESULT_FILE')
         if not isinstance(data, dict) or "score" not in data:
-            return None, None, 'result file must hold {"score": <number>}'
+            return None, None, (f'result file must hold {{"score": <number>}}; it holds '
+                                f"{_tail(text.strip(), 200)!r}")
         score, cost = data["score"], data.get("cost")
         if cost is not None and not _is_finite(cost) or (cost is not None and cost < 0):
             return None, None, f"reported cost is not a non-negative number: {cost!r}"
+        where = "in the result file"
     else:
         lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
         score_lines = [ln for ln in lines if ln.startswith(SCORE_PREFIX)]
         if not score_lines:
+            last = f"last output line: {lines[-1][:300]!r}" if lines else "no output at all"
             return None, None, (f"no score: write {{\"score\": x}} to MFTUNE_RESULT_FILE or "
-                                f"print a last line '{SCORE_PREFIX} <float>'")
-        text = score_lines[-1][len(SCORE_PREFIX):].strip()
+                                f"print a last line '{SCORE_PREFIX} <float>'; {last}")
+        line = score_lines[-1]
+        text = line[len(SCORE_PREFIX):].strip()
         try:
             score = float(text)
         except ValueError:
-            return None, None, f"unparseable score {text!r}"
+            return None, None, (f"unparseable score {text!r}: expected '{SCORE_PREFIX} "
+                                f"<float>'; the line was {line[:300]!r}")
+        where = f"in the line {line[:300]!r}"
+    if isinstance(score, (int, float)) and not isinstance(score, bool) \
+            and not math.isfinite(score):
+        return None, None, f"score is not finite: {float(score)!r} ({where})"
     if not _is_finite(score):
-        return None, None, f"score is not a finite number: {score!r}"
+        return None, None, f"score is not a number: {score!r} ({where})"
     return float(score), (None if cost is None else float(cost)), None
 
 

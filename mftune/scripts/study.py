@@ -23,7 +23,8 @@ import numpy as np
 
 from ..engine.search import Search
 from ..study.recording import RecordingEvaluator
-from ..study.store import _LIVE_TOKENS, StudyStore
+from ..study.store import StudyStore
+from ..study.workers import _LIVE_TOKENS
 from .runner import ScriptEvaluator
 from .spacefile import StudySpec
 

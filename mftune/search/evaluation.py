@@ -372,7 +372,7 @@ class CVEvaluator(Evaluator):
         for i in known:
             results[i] = self._stored(known[i], splits[i])
             n_train[i] = int(results[i]["n_train"])
-            n_valid[i] = int(results[i].get("n_valid", 0))  # 0: stored before it was kept
+            n_valid[i] = int(results[i]["n_valid"])
             started[i] = float(results[i].get("started", time.perf_counter() - self._t0))
             continued[i] = int(results[i].get("continued_from", -1))
             reused[i] = float(results[i].get("reused", 0.0))

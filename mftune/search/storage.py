@@ -108,15 +108,9 @@ def study_signature(tuner, X, y, groups) -> dict:
     best_first = (tuner.algorithm_params or {}).get("best_first", switches.get("best_first"))
     if entry is not None and (entry.batched or best_first):
         sig["batch_size"] = tuner._batch_size()  # best-first rounds are asked in batches too
-    # studies written before a switch lack its key: they differ, and say so
     sig.update(switches)
-    if tuner.validation_ != "full":  # absent for the whole fold: older studies match
-        sig["validation"] = tuner.validation_
-    if tuner.algorithm_params:  # absent when empty: studies written before it still match
-        sig["algorithm_params"] = describe(tuner.algorithm_params)
-    if entry is not None and tuner.algorithm_.startswith("lucb-"):
-        # studies written before ScoreLUCB's initial sweep lack the key: they differ
-        sig["lucb_initial_sweep"] = True
+    sig["validation"] = tuner.validation_
+    sig["algorithm_params"] = describe(tuner.algorithm_params or {})
     return sig
 
 
@@ -128,7 +122,7 @@ def stored_seed(path) -> int | None:
     """The seed of the study at ``path`` (``None`` when there is none)."""
     if not StudyStore.exists(path):
         return None
-    with StudyStore(path) as store:
+    with StudyStore(path, readonly=True) as store:
         return store.meta["seed"]
 
 

@@ -10,7 +10,8 @@ import numpy as np
 from ..policies.base import Policy, Pulls
 from .outcomes import Outcomes
 from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
-from .store import _LIVE_TOKENS, PullRow, StudyStore, new_worker_id
+from .store import PullRow, StudyStore
+from .workers import _LIVE_TOKENS, new_worker_id
 
 __all__ = ["RecordingEvaluator", "StudyBusyError"]
 

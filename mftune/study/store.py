@@ -21,8 +21,12 @@ Tables (JSON text columns, never pickle):
   after the policy was built).
 * ``workers`` — the processes that have joined the study.
 
-Files written before ``info`` and ``updates`` existed are upgraded in place
-when opened (one ``ALTER TABLE``/``CREATE TABLE``; nothing is rewritten).
+The study row stores the file's format version (:data:`FORMAT_VERSION`); a
+file of any other format is refused by name (:class:`StudyFileError`), as are
+a file that is not a study, a missing folder and a folder or file this process
+cannot write when it has to write. A read-only study (file or folder) is read
+through a read-only connection (``StudyStore(path, readonly=True)``: ``mftune
+status``, ``report`` and ``export``), which writes nothing.
 
 Crash safety
 ------------
@@ -32,7 +36,9 @@ the state before or after it. A pull's row is written *before* it runs
 (``pending``, then ``running`` with the worker id when claimed) and updated
 when it ends; on resume, rows left ``running`` by a worker that no longer
 exists are put back to ``pending`` and run again — they are the only pulls
-that run twice, and they had not finished.
+that run twice, and they had not finished. A script left running by a killed
+worker is killed before its pull is put back (:meth:`StudyStore.release_stale`),
+so a pull never runs twice at once.
 
 Exact replay lives in :mod:`mftune.study.replay` , the
 driver-side recorder in :mod:`mftune.study.recording`.
@@ -42,25 +48,32 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 
-from ..policies.base import Policy, Pulls
+from ..policies.base import Pulls
+from .files import _connect_readonly, _not_a_study, _writable
 from .outcomes import Outcomes
+from .workers import (
+    _kill_processes,
+    _pull_processes,
+    _worker_alive,
+    new_worker_id,
+)
 
 __all__ = [
-    "FINISHED", "FORMAT_VERSION", "PullRow", "StudyStore", "json_safe", "new_worker_id",
+    "FINISHED", "FORMAT_VERSION", "PullRow", "StudyFileError", "StudyStore", "json_safe",
+    "new_worker_id",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 FINISHED = ("done", "failed", "timed-out")
 STATUSES = ("pending", "running", *FINISHED)
 
@@ -118,39 +131,8 @@ CREATE TABLE IF NOT EXISTS workers (
 );
 """
 
-_LIVE_TOKENS: set[str] = set()
-
-def new_worker_id() -> str:
-    """``host:pid:token``, unique per worker object; registered as alive in this process."""
-    wid = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-    _LIVE_TOKENS.add(wid)
-    return wid
-
-
-def _worker_alive(worker: str | None) -> bool:
-    """Whether the worker that claimed a pull may still be running it."""
-    if not worker:
-        return False
-    try:
-        host, pid, _ = worker.rsplit(":", 2)
-        pid = int(pid)
-    except ValueError:
-        return False
-    if host != socket.gethostname():
-        return True  # cannot tell; SQLite studies are meant for one machine
-    if pid == os.getpid():
-        return worker in _LIVE_TOKENS
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a killed but unreaped child is a zombie: it runs nothing
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+class StudyFileError(ValueError):
+    """A study file that cannot be used as asked; the message names the path and the cause."""
 
 
 @dataclass(frozen=True)
@@ -198,26 +180,25 @@ class StudyStore:
         Seconds to wait for another process's write lock.
     """
 
-    def __init__(self, path: str | os.PathLike, timeout: float = 60.0):
+    def __init__(self, path: str | os.PathLike, timeout: float = 60.0, *,
+                 readonly: bool = False):
         self.path = Path(path)
+        self.readonly = bool(readonly)
         if not self.exists(self.path):
-            raise FileNotFoundError(f"{self.path}: no study there (create one with mftune tune)")
-        self._conn = self._connect(self.path, timeout)
+            raise FileNotFoundError(f"{self.path}: no study there ({_not_a_study(self.path)}; "
+                                    "create one with mftune tune)")
+        if readonly:
+            self._conn = _connect_readonly(self.path, timeout)
+        elif not _writable(self.path):
+            raise StudyFileError(f"{self.path}: cannot write the study (read-only file or "
+                                 "folder); mftune status, report and export can read it")
+        else:
+            self._conn = self._connect(self.path, timeout)
         version = self._conn.execute("SELECT format_version FROM study").fetchone()[0]
-        if version > FORMAT_VERSION:
-            raise ValueError(f"{self.path}: study format {version} is newer than this mftune "
-                             f"supports ({FORMAT_VERSION}); upgrade mftune")
-        self._upgrade()
-
-    def _upgrade(self) -> None:
-        """Add the ``pulls.info`` column and the ``updates`` table to older files."""
-        cols = {r[1] for r in self._conn.execute("PRAGMA table_info(pulls)")}
-        if "info" not in cols:
-            self._conn.execute("ALTER TABLE pulls ADD COLUMN info TEXT")
-        if not self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                  "name = 'updates'").fetchone():
-            self._conn.execute("CREATE TABLE IF NOT EXISTS updates "
-                               "(batch INTEGER PRIMARY KEY, data TEXT NOT NULL)")
+        if version != FORMAT_VERSION:
+            self._conn.close()
+            raise StudyFileError(f"{self.path}: study format {version}, this mftune reads "
+                                 f"format {FORMAT_VERSION}")
 
     @staticmethod
     def _connect(path: Path, timeout: float) -> sqlite3.Connection:
@@ -230,18 +211,64 @@ class StudyStore:
 
     @staticmethod
     def exists(path: str | os.PathLike) -> bool:
-        """Whether ``path`` holds a study (a file with a committed study row)."""
+        """Whether ``path`` holds a study (a file with a committed study row); writes nothing."""
         path = Path(path)
         if not path.is_file():
             return False
         try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+            conn = _connect_readonly(path)
             try:
                 return conn.execute("SELECT COUNT(*) FROM study").fetchone()[0] == 1
             finally:
                 conn.close()
         except sqlite3.Error:
             return False
+
+    @staticmethod
+    def missing_reason(path: str | os.PathLike) -> str:
+        """Why ``path`` holds no study: "no such file", "not an SQLite file", ..."""
+        return _not_a_study(Path(path))
+
+    @staticmethod
+    def check_new(path: str | os.PathLike) -> None:
+        """Raise :class:`StudyFileError` if a study cannot be created at ``path``.
+
+        The folder must exist and be writable; a file already there must be
+        empty or an SQLite file without tables (a study there raises
+        ``FileExistsError``). Nothing is created.
+        """
+        path = Path(path)
+        if StudyStore.exists(path):
+            raise FileExistsError(f"{path}: a study exists there; resume it with "
+                                  f"'mftune resume {path}' or choose another path")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise StudyFileError(f"{path}: cannot create the study: folder {parent} does not "
+                                 "exist")
+        if not _writable(path):
+            what = f"file {path}" if path.exists() and os.access(parent, os.W_OK) \
+                else f"folder {parent}"
+            raise StudyFileError(f"{path}: cannot create the study: {what} is not writable")
+        if path.exists():
+            if not path.is_file():
+                raise StudyFileError(f"{path}: cannot create the study: not a file")
+            if path.stat().st_size:
+                why = _not_a_study(path)
+                if why == "an SQLite file that holds no mftune study":
+                    try:
+                        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro",
+                                               uri=True)
+                        try:
+                            empty = conn.execute("SELECT COUNT(*) FROM sqlite_master"
+                                                 ).fetchone()[0] == 0
+                        finally:
+                            conn.close()
+                    except sqlite3.Error:
+                        empty = False
+                    if empty:
+                        return
+                raise StudyFileError(f"{path}: cannot create the study: the file is {why}; "
+                                     "choose another path")
 
     @classmethod
     def create(cls, path: str | os.PathLike, *, space, fidelities, objective: dict,
@@ -270,15 +297,18 @@ class StudyStore:
             Anything else the runner needs to resume (command, timeouts...).
         """
         path = Path(path)
-        if cls.exists(path):
-            raise FileExistsError(f"{path}: a study exists there; resume it with "
-                                  f"'mftune resume {path}' or choose another path")
         direction = objective.get("direction", "maximize")
         if direction not in ("maximize", "minimize"):
             raise ValueError(f"objective direction must be 'maximize' or 'minimize'; "
                              f"got {direction!r}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = cls._connect(path, timeout)
+        cls.check_new(path)
+        new = not path.exists()
+        try:
+            conn = cls._connect(path, timeout)
+        except sqlite3.Error as exc:
+            if new:
+                _remove_study_files(path)
+            raise StudyFileError(f"{path}: cannot create the study: {exc}") from None
         try:
             conn.execute("BEGIN IMMEDIATE")
             for statement in _SCHEMA.split(";"):
@@ -298,9 +328,11 @@ class StudyStore:
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            raise
-        finally:
             conn.close()
+            if new:  # nothing is left of a study that could not be created
+                _remove_study_files(path)
+            raise
+        conn.close()
         return cls(path, timeout)
 
     # -- metadata -------------------------------------------------------------
@@ -420,15 +452,43 @@ class StudyStore:
             return bool(self._conn.execute(sql, args).rowcount)
 
     def release_stale(self) -> int:
-        """Put back to ``pending`` the running pulls of workers that no longer exist."""
+        """Put back to ``pending`` the running pulls of workers that no longer exist.
+
+        A pull is released only once its worker is dead *and* its script is
+        gone: processes of the pull still alive on this machine (a script's
+        children that outlived a SIGKILLed worker; found by the
+        ``MFTUNE_PULL_ID`` and ``MFTUNE_TRIAL_DIR`` of their environment) are
+        killed first, and the pull stays ``running`` while any remains. So a
+        resumed study never runs a pull twice at once.
+        """
         with self.transaction():
             rows = self._conn.execute(
                 "SELECT id, worker FROM pulls WHERE status = 'running'").fetchall()
-            stale = [i for i, w in rows if not _worker_alive(w)]
-            self._conn.executemany(
+        stale = [(i, w) for i, w in rows if not _worker_alive(w)]
+        if stale:
+            left = self._orphans_left([i for i, _ in stale])
+            stale = [(i, w) for i, w in stale if i not in left]
+        with self.transaction():  # unless another worker released and claimed it meanwhile
+            return sum(self._conn.execute(
                 "UPDATE pulls SET status = 'pending', worker = NULL WHERE id = ? "
-                "AND status = 'running'", [(i,) for i in stale])
-        return len(stale)
+                "AND status = 'running' AND worker IS ?", (i, w)).rowcount for i, w in stale)
+
+    def _orphans_left(self, ids: Sequence[int], wait: float = 2.0) -> set[int]:
+        """Kill the processes left by pulls ``ids`` of a script study; the ids some still run."""
+        trials = self.meta["spec"].get("trials_dir")
+        if not trials:
+            return set()
+        trials_dir = (self.path.parent / trials).resolve()
+        found = _pull_processes(trials_dir, {str(i) for i in ids})
+        deadline = time.monotonic() + wait
+        while found:
+            for pids in found.values():
+                _kill_processes(pids)
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+            found = _pull_processes(trials_dir, {str(i) for i in ids})
+        return {int(i) for i in found}
 
     def release_worker(self, worker: str) -> int:
         """Put back to ``pending`` the running pulls of ``worker`` (it stops, e.g. on Ctrl+C)."""
@@ -446,43 +506,11 @@ class StudyStore:
                 "INSERT INTO workers VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE "
                 "SET seen = excluded.seen", (worker, host, int(pid), now, now))
 
-    def repeat_index(self, row: PullRow) -> int:
-        """How many pulls of the same kind, arm and fidelity come before ``row`` in the study."""
-        (n,) = self._conn.execute(
-            "SELECT COUNT(*) FROM pulls WHERE arm = ? AND fidelity = ? AND kind = ? AND "
-            "(batch < ? OR (batch = ? AND pos < ?))",
-            (row.arm, row.fidelity, row.kind, row.batch, row.batch, row.pos)).fetchone()
-        return int(n)
-
     def n_started(self) -> int:
         """Pulls that have been claimed at least once (running or finished)."""
         (n,) = self._conn.execute(
             "SELECT COUNT(*) FROM pulls WHERE status != 'pending'").fetchone()
         return int(n)
-
-    def record_batch(self, pulls: Pulls, outcomes: Outcomes, policy: Policy | None = None,
-                     *, sign: float = 1.0) -> None:
-        """Driver callback: store a batch that has just been told, in one transaction.
-
-        ``mftune.engine.driver.run(..., callbacks=[store.record_batch])`` records an
-        in-process study after each batch (a crash loses at most the batch in
-        flight, which a resume runs again). :class:`RecordingEvaluator` also
-        writes the rows *before* the batch runs.
-        """
-        now = time.time()
-        with self.transaction():
-            (last,) = self._conn.execute(
-                "SELECT COALESCE(MAX(batch), -1) FROM pulls WHERE kind = 'policy'").fetchone()
-            for i, (arm, fid) in enumerate(pulls):
-                ok = outcomes.status[i] == "done"
-                reward = float(outcomes.rewards[i])
-                self._conn.execute(
-                    "INSERT INTO pulls (batch, pos, kind, arm, fidelity, status, score, reward, "
-                    "cost, attempts, created, started, ended, error, info) "
-                    "VALUES (?, ?, 'policy', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
-                    (last + 1, i, int(arm), int(fid), outcomes.status[i],
-                     sign * reward if ok else None, reward, float(outcomes.costs[i]), now, now,
-                     now, outcomes.errors[i], _info(outcomes, i)))
 
     # -- policy updates -------------------------------------------------------
     def set_update(self, batch: int, data: dict) -> None:
@@ -520,6 +548,11 @@ class StudyStore:
 
     def __repr__(self) -> str:
         return f"StudyStore({str(self.path)!r})"
+
+
+def _remove_study_files(path: Path) -> None:
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        p.unlink(missing_ok=True)
 
 
 def _dumps(value) -> str:

@@ -18,7 +18,7 @@ from .record import StudyRecord, apply_update, statement
 from .replay import batch_rewards, replay
 from .store import FINISHED, StudyStore
 
-__all__ = ["export_csv", "study_summary"]
+__all__ = ["export_csv", "failure_cause", "study_summary"]
 
 
 def _best(policy, sign: float) -> dict:
@@ -45,9 +45,11 @@ def study_summary(path) -> dict:
         ``pulls``, ``failed``, ``cost``, ``calibration``, ``settings``,
         ``best`` (arm, config, score, fidelity, n), ``statement``, and
         ``timeline`` (one entry per told batch: cumulative cost, fidelity,
-        survivors, best score).
+        survivors, best score) and ``failures`` (``count``, ``last``: the
+        cause of the latest failed pull, ``causes``: the most frequent causes
+        with their counts).
     """
-    with StudyStore(path) as store:
+    with StudyStore(path, readonly=True) as store:
         study = StudyRecord(store)
         rows = store.rows()
         updates = study.updates
@@ -68,6 +70,7 @@ def study_summary(path) -> dict:
         "running": sum(r.status == "running" for r in rows),
         "cost": float(sum(r.cost or 0.0 for r in rows if r.finished)),
         "calibration": None, "settings": None, "best": None, "timeline": [],
+        "failures": _failures(rows),
     }
     if study.calibrate:
         out["calibration"] = {"pulls": sum(r.finished for r in cal_rows),
@@ -149,6 +152,27 @@ def study_summary(path) -> dict:
     return out
 
 
+def failure_cause(error: str | None) -> str:
+    """The cause of a failed pull: the first line of its stored error text."""
+    lines = (error or "").strip().splitlines()
+    return lines[0] if lines else "no error text"
+
+
+def _failures(rows) -> dict:
+    """Failed pulls: how many, the latest cause, and the causes by count (most first)."""
+    failed = [r for r in rows if r.status in ("failed", "timed-out")]
+    if not failed:
+        return {"count": 0, "last": None, "causes": []}
+    last = max(failed, key=lambda r: (r.ended or 0.0, r.id))
+    counts: dict[str, int] = {}
+    for r in failed:
+        cause = failure_cause(r.error)
+        counts[cause] = counts.get(cause, 0) + 1
+    causes = sorted(counts.items(), key=lambda kv: -kv[1])
+    return {"count": len(failed), "last": failure_cause(last.error),
+            "causes": [{"cause": c, "count": n} for c, n in causes[:5]]}
+
+
 def _in_force(settings: dict, update: dict, bound: str | None) -> None:
     """Track the bounds a stored update put in force (for the confidence statement)."""
     if update.get("variance_proxy") is not None:
@@ -161,7 +185,7 @@ def _in_force(settings: dict, update: dict, bound: str | None) -> None:
 
 def export_csv(path, csv_path) -> int:
     """Write one CSV row per pull (with the arm's parameters); return the row count."""
-    with StudyStore(path) as store:
+    with StudyStore(path, readonly=True) as store:
         study = StudyRecord(store)
         rows = store.rows()
     names = study.parameter_names
