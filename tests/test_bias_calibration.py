@@ -7,9 +7,9 @@ inflation term, to the pooling of σ or to the growing of violated bounds fails 
 
 import numpy as np
 import pytest
-from scipy.stats import chi2, norm
+from scipy.stats import norm
 
-from mftune.bias import (
+from mftune.engine.calibration import (
     BiasEstimate,
     estimate_bias,
     extend_to_top,
@@ -18,7 +18,6 @@ from mftune.bias import (
     pooled_variance,
     running_costs,
 )
-from mftune.calibration import calibration_plan, estimate_settings, needs_calibration
 from mftune.policies import ArmStats
 
 TINY = 1e-6  # mftune.bias._TINY
@@ -264,122 +263,3 @@ def test_grow_violated_ignores_arms_seen_at_one_fidelity():
     new, grown = grow_violated(st, [0.2, 0.0], _radius)
     assert grown == []
     np.testing.assert_allclose(new, [0.2, 0.0])
-
-
-# -- calibration.needs_calibration / calibration_plan ------------------------------------
-
-
-def test_needs_calibration():
-    known = {"sigma": 0.1, "xi": [0.2, 0.0], "gamma": None, "costs": [1.0, 2.0]}
-    assert not needs_calibration(["xi"], known)
-    assert needs_calibration(["gamma"], known)  # an unknown bound the policy needs
-    assert not needs_calibration([], known)
-    assert needs_calibration([], {**known, "sigma": None})
-    assert needs_calibration([], {**known, "costs": "measured"})
-
-
-def test_calibration_plan_repeats_every_fidelity_cheapest_first():
-    plan = calibration_plan(10, 3, 4, 2, seed=0)
-    assert len(plan) == 4 * 3 * 2
-    arms = plan.arms[:4]
-    assert np.all(np.diff(arms) > 0) and arms.min() >= 0 and arms.max() < 10
-    # one round: the 4 arms at fidelity 0, then 1, then 2; the round repeated twice
-    np.testing.assert_array_equal(plan.fidelities, np.tile(np.repeat([0, 1, 2], 4), 2))
-    np.testing.assert_array_equal(plan.arms, np.tile(arms, 6))
-    # seeded: the same seed gives the same arms (None counts as 0), another seed others
-    np.testing.assert_array_equal(calibration_plan(10, 3, 4, 2, seed=0).arms, plan.arms)
-    np.testing.assert_array_equal(calibration_plan(10, 3, 4, 2, seed=None).arms, plan.arms)
-    assert any(not np.array_equal(calibration_plan(10, 3, 4, 2, seed=s).arms[:4], arms)
-               for s in range(1, 6))
-    # more calibration arms than arms: every arm once
-    np.testing.assert_array_equal(calibration_plan(3, 2, 8, 1, seed=1).arms,
-                                  [0, 1, 2, 0, 1, 2])
-
-
-# -- calibration.estimate_settings -------------------------------------------------------
-
-# Two calibration arms (ids 3 and 7), two fidelities, two repeats each:
-#   arm 3: fid 0 [0.50, 0.54] mean 0.52   fid 1 [0.70, 0.74] mean 0.72
-#   arm 7: fid 0 [0.40, 0.40] mean 0.40   fid 1 [0.50, 0.52] mean 0.51
-# Differences to the top: arm 3: 0.52 − 0.72 = −0.20; arm 7: 0.40 − 0.51 = −0.11.
-CAL_ARMS = [3, 7, 3, 7, 3, 7, 3, 7]
-CAL_FIDS = [0, 0, 1, 1, 0, 0, 1, 1]
-CAL_REWARDS = [0.50, 0.40, 0.70, 0.50, 0.54, 0.40, 0.74, 0.52]
-CAL_COSTS = [1.0, 3.0, 5.0, 1.0, 2.0, 2.0, 1.0, 1.0]
-DONE = ["done"] * 8
-
-
-def _settings(known, needs=("xi",), rewards=CAL_REWARDS, status=DONE, costs=CAL_COSTS,
-              arms=CAL_ARMS, fids=CAL_FIDS):
-    return estimate_settings(arms, fids, rewards, costs, status, 2, known, needs)
-
-
-def test_estimate_settings_xi_is_inflated_max_difference_plus_two_sigma():
-    out = _settings({"sigma": 0.01, "xi": None, "costs": [1.0, 2.0]})
-    # ξ_0 = 1.5 · max(|−0.20|, |−0.11|) + 2σ = 0.30 + 0.02 = 0.32; ξ_1 = 0
-    np.testing.assert_allclose(out["xi"], [0.32, 0.0], rtol=1e-9)
-    assert out["estimated"] == ["xi"]
-    assert out["sigma"] == 0.01 and out["costs"] == [1.0, 2.0]  # known values kept
-
-
-def test_estimate_settings_gamma_uses_the_range_of_the_differences():
-    out = _settings({"sigma": 0.01, "gamma": None, "costs": [1.0, 2.0]}, needs=("gamma",))
-    # γ_0 = 1.5 · (max − min of [−0.20, −0.11]) + 2σ = 1.5·0.09 + 0.02 = 0.155; γ_1 = 0
-    np.testing.assert_allclose(out["gamma"], [0.155, 0.0], rtol=1e-9)
-    assert out["estimated"] == ["gamma"]
-
-
-def test_estimate_settings_sigma_is_the_chi_square_upper_bound():
-    out = _settings({"sigma": None, "xi": [0.5, 0.0], "costs": [1.0, 2.0]})
-    # within-(arm, fidelity) sums of squares: arm 3 fid 0: 2·0.02² = 0.0008,
-    # arm 3 fid 1: 0.0008, arm 7 fid 0: 0, arm 7 fid 1: 2·0.01² = 0.0002 -> 0.0018
-    # df = 4 × (2 − 1) = 4; σ² = 0.0018 / χ²_{0.05, 4} = 0.0018 / 0.7107230 = 0.0025326,
-    # σ = 0.0503253
-    assert chi2.ppf(0.05, 4) == pytest.approx(0.7107230213973239, rel=1e-12)
-    assert out["sigma"] == pytest.approx(np.sqrt(0.0018 / 0.7107230213973239), rel=1e-9)
-    assert out["sigma"] == pytest.approx(0.0503253, rel=1e-6)
-    assert out["estimated"] == ["sigma"]
-    assert out["xi"] == [0.5, 0.0]
-
-
-def test_estimate_settings_sigma_of_a_deterministic_script_is_floored():
-    rewards = [0.5, 0.4, 0.7, 0.5, 0.5, 0.4, 0.7, 0.5]  # repeats identical: no spread
-    out = _settings({"sigma": None, "xi": [0.5, 0.0], "costs": [1.0, 2.0]}, rewards=rewards)
-    # floor 1e-3 × ptp(rewards) = 1e-3 × (0.7 − 0.4) = 3e-4
-    assert out["sigma"] == pytest.approx(3e-4, rel=1e-9)
-
-
-def test_estimate_settings_measured_costs_are_increasing_medians():
-    out = _settings({"sigma": 0.01, "xi": [0.5, 0.0], "costs": "measured"})
-    # fid 0 costs [1, 3, 2, 2] -> median 2; fid 1 [5, 1, 1, 1] -> median 1, raised to
-    # 2·(1 + 1e-6) + 1e-9 = 2.000002001
-    np.testing.assert_allclose(out["costs"], [2.0, 2.000002001], rtol=1e-12)
-    assert out["estimated"] == ["costs"]
-    assert out["calibration"] == {"arms": [3, 7], "pulls": 8, "succeeded": 8,
-                                  "cost": pytest.approx(16.0)}
-
-
-def test_estimate_settings_ignores_failed_pulls():
-    # arm 3's second fid-1 pull fails (0.74 gone) and arm 7's first fid-0 reward is nan:
-    #   arm 3: fid 1 mean 0.70 -> diff 0.52 − 0.70 = −0.18; arm 7: fid 0 mean 0.40 -> −0.11
-    #   ξ_0 = 1.5·0.18 + 2·0.01 = 0.29
-    status = list(DONE)
-    status[6] = "error"
-    rewards = list(CAL_REWARDS)
-    rewards[1] = np.nan
-    out = _settings({"sigma": 0.01, "xi": None, "costs": [1.0, 2.0]}, rewards=rewards,
-                    status=status)
-    np.testing.assert_allclose(out["xi"], [0.29, 0.0], rtol=1e-9)
-    assert out["calibration"]["succeeded"] == 6
-
-
-def test_estimate_settings_errors_name_what_cannot_be_estimated():
-    # one pull per (arm, fidelity): no degrees of freedom for σ
-    with pytest.raises(ValueError, match="sigma"):
-        _settings({"sigma": None, "xi": [0.5, 0.0], "costs": [1.0, 2.0]},
-                  arms=CAL_ARMS[:4], fids=CAL_FIDS[:4], rewards=CAL_REWARDS[:4],
-                  costs=CAL_COSTS[:4], status=DONE[:4])
-    # every fidelity-0 pull failed: no arm seen at fidelity 0 and the top
-    status = ["error" if f == 0 else "done" for f in CAL_FIDS]
-    with pytest.raises(ValueError, match="xi"):
-        _settings({"sigma": 0.01, "xi": None, "costs": [1.0, 2.0]}, status=status)

@@ -6,10 +6,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mftune.driver import Outcomes
-from mftune.evaluation import PullRecord
+from mftune.engine.progress import Progress
 from mftune.policies import Pulls
-from mftune.results import Progress, build_cv_results, build_pulls
+from mftune.search.results import build_cv_results, build_pulls
+from mftune.study.outcomes import Outcomes, PullRecord
 
 LEVELS = [100, 400]
 

@@ -12,7 +12,7 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
 from mftune import MFTuner, Real
-from mftune.tuner_params import build_scorers, check_params
+from mftune.search.params import build_scorers, check_params
 
 
 def _tuner(**kw):
