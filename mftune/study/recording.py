@@ -13,11 +13,15 @@ from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
 from .store import PullRow, StudyStore
 from .workers import _LIVE_TOKENS, new_worker_id
 
-__all__ = ["RecordingEvaluator", "StudyBusyError"]
+__all__ = ["AllPullsFailed", "RecordingEvaluator", "StudyBusyError"]
 
 
 class StudyBusyError(RuntimeError):
     """Another live process holds pulls of the study this recorder wants to run."""
+
+
+class AllPullsFailed(ValueError):
+    """The first runs of a study all failed: it stops at once with their cause."""
 
 
 class RecordingEvaluator:
@@ -123,6 +127,8 @@ class RecordingEvaluator:
         repeats = self.evaluator.assign(pulls)
         running: dict = {}
         last_release = time.monotonic()
+        ever_ok = any(r.status == "done" for r in store.rows())
+        failed: list[str] = []
         try:
             while True:
                 for fut in [f for f in running if f.done()]:
@@ -133,6 +139,13 @@ class RecordingEvaluator:
                                  cost=res.cost, error=res.error, worker=self.worker,
                                  info={"repeat": int(repeats[row.pos])})
                     self.n_evaluated += 1
+                    ever_ok = ever_ok or res.status == "done"
+                    if res.status != "done":
+                        failed.append(res.error or res.status)
+                if not ever_ok and len(failed) >= min(len(pulls), max(2, self.slots)):
+                    # nothing has ever worked: stop now and say why, not after the batch
+                    raise AllPullsFailed(f"the first {len(failed)} runs all failed; the "
+                                         f"first error: {failed[0]}")
                 rows = store.rows(batch=batch, kind=kind)[:len(pulls)]
                 pending = [r for r in rows if r.status == "pending"]
                 free = self.slots - len(running)
