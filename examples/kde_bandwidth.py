@@ -1,4 +1,4 @@
-"""Kernel density bandwidth, training-subset fidelities (ALGORITHMS.md 4.4, [RECON] data).
+"""Kernel density bandwidth, training-subset fidelities (docs/algorithms.md, [RECON] data).
 
 A 1-D mixture 0.5 N(-1, 0.3²) + 0.5 N(1.5, 0.6²) of 3,000 points; the score is
 KernelDensity's held-out mean log-likelihood. Fidelity 1 trains on 300

@@ -69,7 +69,7 @@ def lucb_radius(n, t, delta: float, n_arms: int, n_fidelities: int, L: float | N
     n : int or array-like
         Pulls of the arm at the fidelity in question.
     t : int
-        Time index (total pulls so far, see ALGORITHMS.md 2.1 [calib]).
+        Time index (total pulls so far, see docs/algorithms.md [calib]).
     delta : float
         Confidence level.
     n_arms, n_fidelities : int
@@ -128,7 +128,7 @@ def gp_ucb_beta(t, n_dims: int, kind: str = "practical", delta: float = 0.05,
     """GP-UCB / MF-GP-UCB exploration weight ``β_t`` (the UCB is ``µ + β_t^{1/2} σ``).
 
     ``kind="practical"``: ``β_t = 0.2 · d · log(2 d t)``, what the MF-GP-UCB
-    authors run [code, acqMFGPUCB.m; ALGORITHMS.md 4.1]. ``kind="theory"``:
+    authors run [code, acqMFGPUCB.m; docs/algorithms.md]. ``kind="theory"``:
     Srinivas et al. (2010), Theorem 2, for a compact ``[0, 1]^d`` domain with
     the kernel-derivative constants ``a = b = 1`` and ``δ`` split over the
     ``M`` fidelities as in Kandasamy et al. (2016), Theorem 3:

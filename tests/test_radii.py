@@ -55,7 +55,7 @@ def test_phase_length_is_first_round_under_threshold(threshold, delta):
 
 
 def test_phase_length_matches_yahtzee_options():
-    # The authors' pre-computed MFE phase lengths for Yahtzee (ALGORITHMS.md 6):
+    # The authors' pre-computed MFE phase lengths for Yahtzee (docs/algorithms.md):
     # delta = 0.001 / (K M), K = 13, M = 8, sigma^2 = 0.25, threshold c * xi_m.
     xi = [0.2807707989244515, 0.19580234696554968, 0.1355356949020115]
     options = {(0, 0.1): 392735, (1, 0.1): 839238, (2, 0.1): 1818882,

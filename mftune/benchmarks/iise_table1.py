@@ -24,7 +24,7 @@ __all__ = ["DOMAINS", "PAPER_TABLE1", "Table1Row", "make_domain", "run_table1"]
 
 DOMAINS = ("synthetic-a", "synthetic-b", "yahtzee")
 ALGORITHMS = ("MFE", "SE", "IISE", "IISE-gamma")
-#: MFE's switch constant per domain [calib, ALGORITHMS.md 1.4].
+#: MFE's switch constant per domain [calib, docs/algorithms.md].
 MFE_C = {"synthetic-a": 0.1, "synthetic-b": 0.1, "yahtzee": 0.005}
 DELTA = 0.001
 #: Table 1 of the paper: mean ± 95% CI of 100·cost/cost_SE. Yahtzee IISE-γ is

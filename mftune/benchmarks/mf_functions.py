@@ -4,7 +4,7 @@ Every function lives on the unit cube ``[0, 1]^d`` (Borehole rescales
 internally), is **maximised**, and is vectorised over points: ``f(X, m)``
 takes an ``(n, d)`` array and a 0-based fidelity and returns ``n`` values.
 Fidelity ``M - 1`` is the target. Costs are ``λ^(m) = 10^m`` (0-based), as in
-the authors' MATLAB demos [code, demos/functions/*.m]; see ALGORITHMS.md 4.3.
+the authors' MATLAB demos [code, demos/functions/*.m]; see docs/algorithms.md.
 
 ======================  ==  ==  =================  ==========  ===========
 function                d   M   costs              our max     published

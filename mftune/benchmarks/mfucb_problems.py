@@ -3,7 +3,7 @@
 Panel settings (K, M, costs, reward law, plotted capital range) are from the
 figure [paper]; the curves are only plotted, no numbers are given. How the
 means, bias bounds, noise and ρ were drawn is in the paper's Appendix C, which
-was not available: the generator below is a **[RECON]** (ALGORITHMS.md 3.2)::
+was not available: the generator below is a **[RECON]** (docs/algorithms.md)::
 
     µ^(M)_k ~ U(0, 1) i.i.d.;  ζ^(m) = 0.2 · 2^{−(m−1)/2} (m < M),  ζ^(M) = 0
     µ^(m)_k = µ^(M)_k + ζ^(m) u_{k,m},  u_{k,m} ~ U(−1, 1)   (clipped to [0, 1])

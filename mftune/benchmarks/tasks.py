@@ -10,7 +10,7 @@ A task is a clean object the GP policies, the benchmarks and the tuner share:
   configuration at one 0-based fidelity and the wall seconds it took;
   ``evaluate_unit(point, fidelity)`` does the same for a unit-cube point.
 
-SVM [paper §6; RECON details in ALGORITHMS.md 4.4]: RBF ``SVC`` on 2000
+SVM [paper §6; RECON details in docs/algorithms.md]: RBF ``SVC`` on 2000
 standardised rows, ``C ∈ [1e-1, 1e5]`` and bandwidth ``h ∈ [1e-3, 1e1]``
 (``gamma = 1 / (2 h²)``), both log-scaled; fidelity 1 is a stratified random
 500 of the same 2000 rows; score = 5-fold stratified CV accuracy. The data

@@ -2,7 +2,7 @@
 
 The guarantees of the multi-fidelity policies assume a known maximal bias
 ``ξ_m`` of each fidelity (and, for IISE-γ, a bound ``γ_m`` on its variation
-across configurations). DESIGN.md ("Bias bounds") offers three modes:
+across configurations). docs/algorithms.md (calibration) offers three modes:
 
 ``known``
     the user gives the bounds;

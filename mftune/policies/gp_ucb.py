@@ -3,7 +3,7 @@
 The Gaussian process, refit schedule, initial design and acquisition
 maximiser are those of :class:`~mftune.policies.mf_gp_ucb.MFGPUCB`, so the
 comparison isolates the multi-fidelity rule. The authors' GP-UCB baseline
-starts with 10 points at the target fidelity [code]; ALGORITHMS.md 4.2.
+starts with 10 points at the target fidelity [code]; docs/algorithms.md.
 
 Batch rule (``batch_size`` / ``ask(n)``): after the initial design, a batch
 of ``n`` points is chosen one at a time, each maximising the acquisition of

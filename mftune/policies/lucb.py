@@ -18,7 +18,7 @@ Eq. 4-5]::
 with rewards in ``[0, 1]`` (so ``UCB <= 1`` and ``LCB >= 0``, the values
 Algorithm 1 initialises them to).
 
-Found and reconstructed (ALGORITHMS.md section 2):
+Found and reconstructed (docs/algorithms.md):
 
 * bounds, framework, EXPLORE-A's f-UCB, EXPLORE-C — [paper];
 * ``L = 4 K M`` (the smallest value Theorem 3.4 allows) and ``t`` = number

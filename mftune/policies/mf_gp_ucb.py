@@ -2,7 +2,7 @@
 
 Algorithm 1 of the paper [paper] with the practical heuristics of its
 section 5 and of the authors' MATLAB code [code, mfBO.m, acqMFGPUCB.m,
-mfboPreProcessParams.m]; ALGORITHMS.md section 4 is the specification.
+mfboPreProcessParams.m]; docs/algorithms.md is the specification.
 
 Per fidelity ``m`` (0-based here, ``M - 1`` the target) an independent GP
 built from fidelity-``m`` data gives ``µ^(m)``, ``σ^(m)``, and

@@ -15,7 +15,7 @@ phases ``p = 0, 1, ...`` and then exploits the survivors at fidelity 1::
 
 Garbled parts of the extracted pseudo-code — the margin ``2^{1−p}`` and the
 loop bound ``log2(2/ε)`` — are [RECON]structed from the proof of Theorem F.1
-(ALGORITHMS.md 2.4). The default ``ε = (K log Λ / Λ)^{1/3}`` is the
+(docs/algorithms.md). The default ``ε = (K log Λ / Λ)^{1/3}`` is the
 problem-independent choice of Theorem 4.8 [paper]. The run ends before a pull
 would exceed ``Λ``.
 """

@@ -21,7 +21,7 @@ policies. Rewards lie in ``[0, b]``. After one pull of every arm, each step::
   ``a = (n − K) / (4 H_ε)`` needs the complexity ``H_ε`` (:func:`ugape_complexity`).
 
 The experiments of the paper's technical report were not available; these
-classes are unit-tested against the guarantees (ALGORITHMS.md section 5).
+classes are unit-tested against the guarantees (docs/algorithms.md).
 """
 
 from __future__ import annotations

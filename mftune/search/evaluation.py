@@ -2,7 +2,7 @@
 
 :class:`CVEvaluator` is the :class:`mftune.engine.driver.Evaluator` behind
 :class:`mftune.MFTuner`. A pull of candidate ``k`` at fidelity ``m``
-(DESIGN.md, "A pull, concretely"):
+(docs/tuner.md):
 
 * takes the next cross-validation split of that (candidate, fidelity) pair,
   cycling through the folds and then through reshuffled repeats of them;

@@ -62,7 +62,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     as ``GridSearchCV`` and ``HalvingRandomSearchCV`` do.
 
     A *pull* is one (candidate, fidelity, CV split) evaluation; its cost is
-    its measured fit + score seconds. See DESIGN.md and docs/tuner.md.
+    its measured fit + score seconds. See docs/tuner.md.
 
     Parameters
     ----------

@@ -28,7 +28,7 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from mftune import MFTuner, Real  # noqa: E402
 from mftune.cli import main  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from mftune.cli import main
 from mftune.study.store import StudyStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "train_synthetic.sh"
 SPACE = """
 [parameters]

@@ -20,7 +20,7 @@ from mftune.engine.driver import parallel_map, runs_in_process
 from mftune.policies.base import Pulls
 from mftune.scripts.runner import ScriptEvaluator
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class RemoteLike(ThreadingBackend):

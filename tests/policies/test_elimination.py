@@ -33,7 +33,7 @@ YAHTZEE_COSTS = 12.0 ** np.arange(5, 13)
     ],
 )
 def test_thresholds_match_algorithms_table(costs, bias, factor, expected):
-    # ALGORITHMS.md section 6 lists alpha_m to 5 decimals.
+    # docs/algorithms.md lists alpha_m to 5 decimals.
     np.testing.assert_allclose(iise_thresholds(costs, bias, factor), expected, atol=6e-6)
 
 

@@ -54,6 +54,7 @@ arms = 3
 path = "s.db"
 n_candidates = 5
 seed = 3
+budget = 1e9   # the rule, not the wall clock, ends both runs
 """
 
 
@@ -106,7 +107,7 @@ def test_script_study_and_in_process_search_make_the_same_pulls(tmp_path, monkey
                            spec.calibration["repeats"])
     settings = _settings(spec)
     search = Search(ev, spec.fidelity["values"], seed=spec.study["seed"], space=spec.space,
-                    default_budget=10, **settings)
+                    **settings)
     search.setup(np.random.default_rng(spec.study["seed"]))
     reason = search.search()
     in_process = [("calibration" if r.phase == "calibration" else "policy", r.arm, r.fidelity)

@@ -16,7 +16,7 @@ from mftune.cli import main
 from mftune.scripts.runner import ScriptEvaluator, report
 from mftune.scripts.spacefile import SpaceFileError, parse_spacefile
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 

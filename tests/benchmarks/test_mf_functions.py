@@ -19,7 +19,7 @@ SHAPES = {"currin": (2, 2), "park": (4, 2), "borehole": (8, 2), "hartmann3": (3,
 def test_value_at_maximiser_is_the_maximum(name):
     fn = get_mf_function(name)
     assert fn(fn.x_opt)[0] == pytest.approx(fn.f_opt, rel=1e-7)
-    # the published maxima (ALGORITHMS.md 4.3) agree to 0.02 %
+    # the published maxima (docs/algorithms.md) agree to 0.02 %
     assert fn.f_opt == pytest.approx(PUBLISHED[name], rel=2e-4)
     # no point of a 2^14 Sobol sample beats it
     pts = qmc.Sobol(fn.n_dims, seed=1).random(2**14)
