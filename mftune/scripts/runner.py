@@ -283,15 +283,15 @@ class ScriptEvaluator(Evaluator):
             self.next_repeat[f, a] += 1
         return repeats
 
-    def run_rows(self, rows, repeats, pool=None) -> list[ScriptResult]:
-        """Run pulls ``(arm, fidelity, pull_id, attempt, position)`` at once, in ``pool``.
+    def run_rows(self, rows, repeats) -> list[ScriptResult]:
+        """Run pulls ``(arm, fidelity, pull_id, attempt, position)`` at once, through joblib.
 
         Used by a shared study (:class:`~mftune.study.recording.RecordingEvaluator`)
-        for the pulls this worker claimed; ``pool`` is a thread pool (each run
-        is a child process) or a :class:`~mftune.scripts.cluster.DaskPool`.
+        for the pulls this worker claimed: in threads (each run is a child
+        process), or on a dask cluster under ``joblib.parallel_config(backend="dask")``.
         """
-        return [pool.submit(self.run_pull, a, f, pull_id=pid, attempt=att,
-                            repeat=int(repeats[pos])) for a, f, pid, att, pos in rows]
+        args = [(a, f, pid, att, int(repeats[pos])) for a, f, pid, att, pos in rows]
+        return parallel_map(self._run_args, args, self.n_jobs, prefer="threads")
 
     #: :class:`~mftune.study.recording.RecordingEvaluator` may pass stored results (``known=``).
     accepts_known = True

@@ -3,7 +3,7 @@
 A script study is a :class:`~mftune.engine.search.Search` whose evaluator runs
 the user's command (:class:`~mftune.scripts.runner.ScriptEvaluator`) and whose
 every batch goes through the study file
-(:class:`~mftune.study.recording.RecordingEvaluator` with a pool): the
+(:class:`~mftune.study.recording.RecordingEvaluator`, shared): the
 calibration, the algorithm and its ``auto`` rule, the between-round updates,
 the failed-pull rule, the budget and the statement are those of
 ``MFTuner``. Several processes (``mftune worker``) can work on one study:
@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from joblib import parallel_config
 
 from ..engine.search import Search
 from ..study.recording import RecordingEvaluator
@@ -143,7 +144,7 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
         Per-run timeout overriding the space file's.
     scheduler : str, optional
         Address (or scheduler file) of a dask scheduler: the runs start on the
-        cluster's workers (:mod:`mftune.scripts.cluster`).
+        cluster's workers through joblib's dask backend (:mod:`mftune.scripts.cluster`).
     verbose : int, default=1
         Progress lines (0: none).
     stream : file, optional
@@ -169,43 +170,43 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
                      if v is not None})
     if settings["budget"] is None and settings["max_pulls"] is None:
         settings["default_budget"] = DEFAULT_BUDGET
-    pool = None
+    client = None
     if scheduler is not None:  # connect now: a wrong address fails before any work
-        from .cluster import DaskPool
+        from .cluster import connect, n_threads
 
         try:
-            pool = DaskPool(scheduler)
+            client = connect(scheduler)
         except ValueError:
             store.close()
             raise
-        slots = int(workers or max(pool.n_slots, 1))
+        slots = int(workers or max(n_threads(client), 1))
     else:
         slots = int(workers or st["workers"])
-        pool = ThreadPoolExecutor(max_workers=slots)
     sign = 1.0 if spec.objective["direction"] == "maximize" else -1.0
     evaluator = ScriptEvaluator(
         command, store.configs(), fid["name"], fid["values"],
         (store.path.parent / extra["trials_dir"]).resolve(), pass_mode=st["pass"],
         fidelity_pass=fid["pass"], timeout=timeout if timeout is not None else st["timeout"],
         direction=spec.objective["direction"], error_score=st["error_score"], seed=st["seed"],
-        cwd=cwd, n_splits=spec.calibration["repeats"])
+        cwd=cwd, n_splits=spec.calibration["repeats"], n_jobs=slots)
     recorder = RecordingEvaluator(store, evaluator, sign, int(extra["first_batch"]),
-                                  pool=pool, slots=slots, poll=poll)
+                                  shared=True, slots=slots, poll=poll)
     search = Search(evaluator, fid["values"], seed=st["seed"], space=spec.space,
                     recorder=recorder, stream=stream, verbose=verbose, **settings)
     reason, error = "interrupted", None
+    backend = parallel_config(backend="dask") if client is not None else nullcontext()
     try:
-        search.setup(np.random.default_rng(st["seed"]))
-        reason = search.search()
+        with backend:
+            search.setup(np.random.default_rng(st["seed"]))
+            reason = search.search()
         error = search.failure_
     except KeyboardInterrupt:
         evaluator.kill_all()
     except ValueError as exc:  # every calibration run failed, or nothing to estimate from
         reason, error = "all-failed", str(exc)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        if scheduler is not None:
-            pool.close()
+        if client is not None:
+            client.close()
         n_run = recorder.n_evaluated
         _LIVE_TOKENS.discard(recorder.worker)
         try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import FIRST_COMPLETED, wait
 
 import numpy as np
 
@@ -55,23 +54,23 @@ class RecordingEvaluator:
         (``-1`` for minimised objectives).
     first_batch : int, default=0
         Index of the first policy batch (1 when batch 0 is a calibration).
-    pool : executor, optional
-        Shares the study with other worker processes (script studies): every
+    shared : bool, default=False
+        Share the study with other worker processes (script studies): every
         worker asks the same batch (same seed, same stored results), the
-        batch's rows are inserted once, and each worker claims pending rows
-        (one per free slot of ``pool``, a ``concurrent.futures`` executor),
-        runs them there through ``evaluator.run_rows``, and waits for the
-        rows other workers run. Once every row of the batch has finished,
-        the evaluator is handed the whole batch as ``known`` results, so each
-        worker tells its policy the same rewards.
+        batch's rows are inserted once, and each worker claims up to
+        ``slots`` pending rows at a time, runs them through
+        ``evaluator.run_rows`` (joblib), and waits for the rows other
+        workers run. Once every row of the batch has finished, the evaluator
+        is handed the whole batch as ``known`` results, so each worker tells
+        its policy the same rewards.
     slots : int, default=1
-        Pulls in flight at once in ``pool``.
+        Pulls a worker claims and runs at once.
     poll : float, default=0.1
         Seconds between looks at the rows other workers run.
     """
 
     def __init__(self, store: StudyStore, evaluator, sign: float = 1.0, first_batch: int = 0,
-                 *, pool=None, slots: int = 1, poll: float = 0.1):
+                 *, shared: bool = False, slots: int = 1, poll: float = 0.1):
         self.store, self.evaluator, self.sign = store, evaluator, float(sign)
         self.worker = new_worker_id()
         self.next_batch = int(first_batch)
@@ -79,7 +78,7 @@ class RecordingEvaluator:
         self.n_replayed = 0
         self._released = False
         self._worst: dict = {}
-        self.pool, self.slots, self.poll = pool, max(int(slots), 1), float(poll)
+        self.shared, self.slots, self.poll = bool(shared), max(int(slots), 1), float(poll)
         store.register_worker(self.worker)
 
     @property
@@ -95,7 +94,7 @@ class RecordingEvaluator:
         (batch 0); policy batches are numbered from ``first_batch``.
         """
         batch = 0 if kind == "calibration" else self.next_batch
-        if self.pool is not None:
+        if self.shared:
             out = self._shared(batch, pulls, kind)
             if kind == "policy":
                 self.next_batch += 1
@@ -114,7 +113,7 @@ class RecordingEvaluator:
         return out
 
     def _shared(self, batch: int, pulls: Pulls, kind: str) -> Outcomes:
-        """Run this worker's share of a batch and wait for the rest (see ``pool``)."""
+        """Run this worker's share of a batch and wait for the rest (see ``shared``)."""
         store = self.store
         stored = store.rows(batch=batch, kind=kind)
         if len(stored) < len(pulls):
@@ -125,48 +124,41 @@ class RecordingEvaluator:
             store.release_stale()  # pulls left running by a worker that died
             self._released = True
         repeats = self.evaluator.assign(pulls)
-        running: dict = {}
         last_release = time.monotonic()
         ever_ok = any(r.status == "done" for r in store.rows())
         failed: list[str] = []
         try:
             while True:
-                for fut in [f for f in running if f.done()]:
-                    row = running.pop(fut)
-                    res = fut.result()
-                    store.finish(row.id, status=res.status, score=res.score,
-                                 reward=None if res.score is None else self.sign * res.score,
-                                 cost=res.cost, error=res.error, worker=self.worker,
-                                 info={"repeat": int(repeats[row.pos])})
-                    self.n_evaluated += 1
-                    ever_ok = ever_ok or res.status == "done"
-                    if res.status != "done":
-                        failed.append(res.error or res.status)
-                if not ever_ok and len(failed) >= min(len(pulls), max(2, self.slots)):
-                    # nothing has ever worked: stop now and say why, not after the batch
-                    raise AllPullsFailed(f"the first {len(failed)} runs all failed; the "
-                                         f"first error: {failed[0]}")
                 rows = store.rows(batch=batch, kind=kind)[:len(pulls)]
-                pending = [r for r in rows if r.status == "pending"]
-                free = self.slots - len(running)
-                if free > 0 and pending:
-                    claimed = set(store.claim([r.id for r in pending[:free]], self.worker))
-                    mine = [r for r in pending[:free] if r.id in claimed]
-                    futs = self.evaluator.run_rows(
+                pending = [r for r in rows if r.status == "pending"][:self.slots]
+                claimed = set(store.claim([r.id for r in pending], self.worker))
+                mine = [r for r in pending if r.id in claimed]
+                if mine:
+                    results = self.evaluator.run_rows(
                         [(r.arm, r.fidelity, r.id, r.attempts + 1, r.pos) for r in mine],
-                        repeats, self.pool)
-                    running.update(zip(futs, mine, strict=True))
-                    if mine:
-                        continue
-                if not running and all(r.finished for r in rows):
+                        repeats)
+                    with store.transaction():
+                        for row, res in zip(mine, results, strict=True):
+                            store.finish(
+                                row.id, status=res.status, score=res.score,
+                                reward=None if res.score is None else self.sign * res.score,
+                                cost=res.cost, error=res.error, worker=self.worker,
+                                info={"repeat": int(repeats[row.pos])})
+                    self.n_evaluated += len(mine)
+                    ever_ok = ever_ok or any(res.status == "done" for res in results)
+                    failed += [res.error or res.status for res in results
+                               if res.status != "done"]
+                    if not ever_ok and len(failed) >= min(len(pulls), max(2, self.slots)):
+                        # nothing has ever worked: stop now and say why, not after the batch
+                        raise AllPullsFailed(f"the first {len(failed)} runs all failed; the "
+                                             f"first error: {failed[0]}")
+                    continue
+                if all(r.finished for r in rows):
                     break
-                if running:
-                    wait(running, timeout=self.poll, return_when=FIRST_COMPLETED)
-                else:  # the batch's other pulls run in other workers
-                    time.sleep(self.poll)
-                    if time.monotonic() - last_release > 1.0:
-                        store.release_stale()
-                        last_release = time.monotonic()
+                time.sleep(self.poll)  # the batch's other pulls run in other workers
+                if time.monotonic() - last_release > 1.0:
+                    store.release_stale()
+                    last_release = time.monotonic()
         except BaseException:
             kill = getattr(self.evaluator, "kill_all", None)
             if kill is not None:

@@ -103,7 +103,7 @@ def test_cli_study_runs_on_the_dask_workers(cluster, tmp_path, monkeypatch):
 
 
 def test_unreachable_scheduler_is_a_clear_error():
-    from mftune.scripts.cluster import DaskPool
+    from mftune.scripts.cluster import connect
 
     with pytest.raises(ValueError, match="scheduler: cannot connect to 'tcp://127.0.0.1:9'"):
-        DaskPool("tcp://127.0.0.1:9", timeout=0.5)
+        connect("tcp://127.0.0.1:9", timeout=0.5)
