@@ -5,8 +5,8 @@ every search: locally in threads (each run is a child process); with a dask
 scheduler under joblib's dask backend, so every run is a task that starts the
 command on a dask worker, on whichever machine that worker lives. The study
 file stays with the runner process -- SQLite must not be shared over a network
-file system -- so one ``mftune tune --scheduler`` process drives a whole cluster, and further ``mftune worker`` processes on the
-same machine may join it.
+file system -- so one ``mftune tune --scheduler`` process drives a whole
+cluster, and further ``mftune worker`` processes on the same machine may join it.
 
 The workers need mftune installed (they unpickle the runs) and must see the
 command, its working directory and the study's ``.trials`` directory at the
