@@ -12,19 +12,9 @@ from .mf_gp_ucb import MFGPUCB
 from .mf_naive import MFNaive
 from .mf_ucb import MFUCB, UCB
 from .random_search import RandomSearch
+from .registry import POINT_POLICIES
 from .regret_elimination import WangElimination
 from .ugape import UGapEb, UGapEc
-
-#: The policies over points of the unit cube, by the names the benchmarks, the
-#: command line and :func:`mftune.search.optimize.maximize` use.
-POINT_POLICIES: dict[str, type[ContinuousPolicy]] = {
-    "mf-gp-ucb": MFGPUCB,
-    "gp-ucb": GPUCB,
-    "ei": ExpectedImprovement,
-    "direct": DirectSearch,
-    "mf-naive": MFNaive,
-    "random": RandomSearch,
-}
 
 __all__ = [
     "GPUCB",

@@ -35,12 +35,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .adapters import PointArms, ScoreLUCB
+from .direct_search import DirectSearch
+from .ei import ExpectedImprovement
 from .gp_ucb import GPUCB
 from .iise import IISE, IISEGamma, SuccessiveElimination
 from .mf_gp_ucb import MFGPUCB
+from .mf_naive import MFNaive
+from .random_search import RandomSearch
 
 __all__ = [
-    "FUTILITY_ALGORITHMS", "PLANNED", "POINT_ALGORITHMS", "POLICIES", "REGISTRY", "PolicyContext",
+    "FUTILITY_ALGORITHMS", "PLANNED", "POINT_ALGORITHMS", "POINT_POLICIES", "POLICIES",
+    "REGISTRY", "PolicyContext",
     "PolicyEntry", "check_params", "choose_algorithm", "make_policy", "policy_from_settings",
     "register",
 ]
@@ -137,6 +142,17 @@ class Entry:
 
 
 REGISTRY: dict[str, Entry] = {}
+#: The unit-cube policies by the names ``maximize(method=...)`` and the GP
+#: benchmarks use; ``mf-gp-ucb`` and ``gp-ucb`` are in :data:`REGISTRY` too, for
+#: searches over candidates (through :class:`~mftune.policies.adapters.PointArms`).
+POINT_POLICIES: dict[str, type] = {
+    "mf-gp-ucb": MFGPUCB,
+    "gp-ucb": GPUCB,
+    "ei": ExpectedImprovement,
+    "direct": DirectSearch,
+    "mf-naive": MFNaive,
+    "random": RandomSearch,
+}
 # Names accepted by the issue that wait for their policy to land (none left).
 PLANNED: tuple[str, ...] = ()
 #: Algorithms that propose new configurations (points of the unit cube) instead of
