@@ -23,8 +23,10 @@ the last stderr line, ``no score: ...`` quoting the last output line,
 ``score is not finite: nan``, ``timed out after T s`` -- followed by the end of
 stderr.
 
-A run is SIGKILLed with mftune itself, even when mftune is SIGKILLed (Linux:
-``PR_SET_PDEATHSIG``), so no script outlives the process that would record it.
+A run starts through :mod:`mftune.scripts.reaper`, which leads the run's process
+group and kills the whole group when mftune dies, even by SIGKILL (Linux:
+``PR_SET_PDEATHSIG``), so no script, nor anything it started, outlives the
+process that would record it.
 
 Commands run without a shell (argument lists), in their own process group so
 a timeout kills the whole group; no parameter value is ever interpreted by a
@@ -37,6 +39,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -227,8 +230,12 @@ class ScriptEvaluator(Evaluator):
         })
         args = self.argv(config, fval)
         start = time.perf_counter()
-        try:
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        problem = _unstartable(args[0], self.cwd, env.get("PATH"))
+        if problem:
+            return ScriptResult(None, time.perf_counter() - start, "failed", problem)
+        try:  # through the reaper, which takes the run's process group down with mftune
+            proc = subprocess.Popen([sys.executable, "-m", "mftune.scripts.reaper", *args],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, env=env, cwd=self.cwd,
                                     start_new_session=True, text=True, errors="replace",
                                     preexec_fn=partial(_die_with_parent, os.getpid()))
@@ -399,16 +406,14 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent(parent: int) -> None:
-    """In the child, before exec: be SIGKILLed when mftune dies, even by SIGKILL (Linux).
+    """In the reaper, before exec: get SIGTERM when mftune dies, even by SIGKILL (Linux).
 
     With ``start_new_session`` the run leads its own process group, which a
-    timeout, Ctrl+C or SIGTERM kills as a whole; this covers the one death
-    mftune cannot act on. (Grandchildren left by a killed run are found and
-    killed by the next ``mftune resume`` before their pull runs again:
-    :meth:`mftune.store.StudyStore.release_stale`.)
+    timeout, Ctrl+C or SIGTERM kills as a whole; for the one death mftune
+    cannot act on, the reaper (:mod:`mftune.scripts.reaper`) kills the group.
     """
     if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # the reaper kills its group
         if os.getppid() != parent:  # mftune died before the prctl: do not run orphaned
             os._exit(137)
 
@@ -425,6 +430,22 @@ def _stderr_tail(err: str, n_lines: int = 20, *, say_empty: bool = True) -> str:
         return "; no stderr output" if say_empty else ""
     tail = _tail("\n".join(err.rstrip().splitlines()[-n_lines:]))
     return f"; stderr ends: {last[:300]}\nstderr tail:\n{tail}"
+
+
+def _unstartable(name: str, cwd: str | None, path: str | None) -> str | None:
+    """Why ``name`` cannot be started from ``cwd`` (checked before the reaper starts it)."""
+    if cwd is not None and not Path(cwd).is_dir():
+        return f"working directory not found: {cwd}"
+    if os.sep in name:
+        target = Path(cwd or ".") / name
+        if not target.exists():
+            return f"command not found: {name}"
+        if not os.access(target, os.X_OK) or target.is_dir():
+            return f"command not executable: {name} (permission denied)"
+        return None
+    if shutil.which(name, path=path) is None:
+        return f"command not found: {name}"
+    return None
 
 
 def _start_error(name: str, cwd: str | None, exc: OSError) -> str:

@@ -68,8 +68,10 @@ def rows_of(db) -> list[tuple]:
                             "ORDER BY batch, pos").fetchall()
 
 
-# The example script ($0), behind a shell that records which process started it ($PPID).
-TRACED = f'echo "$MFTUNE_PULL_ID $PPID" >> "$0.trace"; exec "{sys.executable}" "$0" "$@"'
+# The example script ($0), behind a shell that records which process started the run: the
+# parent of the reaper ($PPID) that leads the run's process group.
+TRACED = (f'echo "$MFTUNE_PULL_ID $(cut -d" " -f4 /proc/$PPID/stat)" >> "$0.trace"; '
+          f'exec "{sys.executable}" "$0" "$@"')
 
 
 def tune(tmp_path, study, *extra):
