@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (registration imports: each adds commands)
     bench_gp,
     bench_h2h,
     bench_iise,
+    bench_lower_bound,
     bench_lucb,
     bench_mfucb,
     bench_parallel,
