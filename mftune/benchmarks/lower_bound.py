@@ -161,7 +161,7 @@ class BoundInfo:
         """C*(µ)·log(1/(2.4δ)) (0 when 2.4δ ≥ 1)."""
         if self.c_star is None:
             return None
-        return self.c_star * max(np.log(1.0 / (2.4 * delta)), 0.0)
+        return float(self.c_star * max(np.log(1.0 / (2.4 * delta)), 0.0))
 
     @property
     def valid(self) -> bool:
@@ -357,8 +357,9 @@ class Cell:
         IISE-γ is never flagged: it is given γ (a bound on the spread of the
         biases), information outside the model class of the bound (ξ only).
         """
-        return (self.ratio is not None and self.ratio < 1.0 and self.policy not in GIVEN_GAMMA
-                and self.bound_kind in ("gaussian", "bernoulli-envelope"))
+        return bool(self.ratio is not None and self.ratio < 1.0
+                    and self.policy not in GIVEN_GAMMA
+                    and self.bound_kind in ("gaussian", "bernoulli-envelope"))
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)

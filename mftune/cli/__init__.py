@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registration imports: each adds commands)
     bench_iise,
     bench_lower_bound,
     bench_lucb,
+    bench_mfgrad,
     bench_mfucb,
     bench_parallel,
     bench_tuner,

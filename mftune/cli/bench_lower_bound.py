@@ -115,6 +115,9 @@ def _plot(plot_file, per_delta, instances, bounds):
               help="Comma-separated subset of " + ", ".join(FAMILIES) + ".")
 @click.option("--policies", default=",".join(POLICIES), show_default=True,
               help="Comma-separated subset of " + ", ".join(POLICIES) + ".")
+@click.option("--instances", default=None,
+              help="Comma-separated instance names to keep (default: every instance of the "
+                   "families).")
 @click.option("--instance-dir", type=click.Path(exists=True, file_okay=False),
               help="Folder with iise_*.json and mfgrad_*.json; without it those families "
                    "are skipped.")
@@ -129,7 +132,7 @@ def _plot(plot_file, per_delta, instances, bounds):
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
               help="Also run δ = 0.1, 0.01, 0.001 and save cost against log(1/δ) with the "
                    "bound's line (needs matplotlib: pip install 'mftune[plot]').")
-def lower_bound(runs, delta, families, policies, instance_dir, max_pulls, seed, n_jobs,
+def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pulls, seed, n_jobs,
                 as_json, plot_file):
     """Mean cost of each policy against the bound C*(µ)·log(1/(2.4δ)) (Poiani et al. 2024).
 
@@ -144,10 +147,21 @@ def lower_bound(runs, delta, families, policies, instance_dir, max_pulls, seed, 
     if plot_file:
         _pyplot()
     have = optional_status()
+    loaded = {fam: load_family(fam, instance_dir, seed) for fam in fams}
+    if instances is not None:
+        keep = [v.strip() for v in instances.split(",") if v.strip()]
+        known = [i.name for insts, _ in loaded.values() for i in insts]
+        bad = [k for k in keep if k not in known]
+        if bad or not keep:
+            raise click.BadParameter(f"{', '.join(bad) or 'empty'} not among the instances of "
+                                     f"the families: {', '.join(known)}",
+                                     param_hint="--instances")
+        loaded = {f: ([i for i in insts if i.name in keep], note)
+                  for f, (insts, note) in loaded.items()}
     start = time.perf_counter()
     out, texts, all_cells, plot_sets = [], [], [], []
     for fam in fams:
-        instances, note = load_family(fam, instance_dir, seed)
+        instances, note = loaded[fam]
         bounds = {i.name: instance_bound(i.env) for i in instances}
         cells = run_cells(instances, pols, delta, runs, seed, n_jobs, max_pulls, bounds)
         all_cells += cells
