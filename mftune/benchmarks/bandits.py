@@ -192,7 +192,10 @@ def load_instance(path: str | os.PathLike) -> SimulatedBandit:
     path : str or path-like
         JSON file with keys ``theta`` (M rows of K means), ``costs``, ``xi``,
         ``gamma``, ``variance_proxy`` and ``distribution`` (``"Gaussian"`` or
-        ``"Yahtzee"``).
+        ``"Yahtzee"``); or, as the MF-GRAD instances (``mfgrad_*.json``),
+        ``mu`` (K rows of M means, arm-major), ``costs``, ``xi`` and ``sigma``
+        (the Gaussian noise's standard deviation), with ``gamma`` derived
+        from the means.
 
     Returns
     -------
@@ -200,6 +203,15 @@ def load_instance(path: str | os.PathLike) -> SimulatedBandit:
     """
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
+    if "mu" in data and "theta" not in data:
+        missing = {"costs", "xi", "sigma"} - set(data)
+        if missing:
+            raise ValueError(f"instance file {os.fspath(path)!r} lacks keys {sorted(missing)}")
+        if str(data.get("distribution", "gaussian")).lower() != "gaussian":
+            raise ValueError(f"instance file {os.fspath(path)!r}: 'mu' files must be Gaussian")
+        name = str(data.get("name") or os.path.splitext(os.path.basename(path))[0])
+        return GaussianBandit(np.asarray(data["mu"], dtype=float).T, data["costs"],
+                              sigma=float(data["sigma"]), xi=data["xi"], name=name)
     missing = {"theta", "costs", "xi", "variance_proxy", "distribution"} - set(data)
     if missing:
         raise ValueError(f"instance file {os.fspath(path)!r} lacks keys {sorted(missing)}")

@@ -17,9 +17,11 @@ Exactness. Run ``r`` draws its Bernoulli rewards from
 in the order of the policy's batch: ``u``'s pulls, then ``ℓ``'s, fidelities
 ascending), and uses the same decision functions, so every run makes the
 decisions, counts and costs of the ask/tell policy, for any ``lookahead``
-(tested in ``tests/test_lucb.py`` against the policy and against
-``lookahead=1``). Only Bernoulli bandits are supported here; other
-reward laws go through :func:`~mftune.benchmarks.simulate.simulate_runs`.
+(tested in ``tests/policies/test_lucb.py`` against the policy and against
+``lookahead=1``). Gaussian bandits work the same way with one standard
+normal per pull (reward ``θ + σ z``, as :class:`~mftune.benchmarks.bandits.GaussianBandit`
+draws it) and sums accumulated pull by pull, so float sums are bit-identical
+too. Other reward laws go through :func:`~mftune.benchmarks.simulate.simulate_runs`.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from ..policies.lucb import (
     top_two,
 )
 from ..radii import lucb_radius_scale
-from .bandits import BernoulliBandit
+from .bandits import BernoulliBandit, GaussianBandit
 from .simulate import SimRecord
 
 __all__ = ["LUCBBatchResult", "simulate_lucb_batch"]
@@ -88,14 +90,15 @@ class _LiveRuns:
                   "rounds", "priority", "U", "ptr", "ell", "u", "stop")
 
     def __init__(self, ref: MultiFidelityLUCB, theta, rngs, priority, fixed, commit,
-                 buffer: int, max_pulls: int):
+                 buffer: int, max_pulls: int, sigma: float | None = None):
         self.ref, self.theta, self.rngs = ref, theta, rngs
+        self.sigma = sigma  # None: Bernoulli (uniforms); else Gaussian (standard normals)
         self.M, self.K = theta.shape
         self.buffer, self.max_pulls = int(buffer), int(max_pulls)
         self.mu1, self.mu2 = ref._mu()
         R = len(rngs)
         self.ids = np.arange(R)
-        self.U = np.stack([g.random(self.buffer) for g in rngs])
+        self.U = np.stack([self._draw(g, self.buffer) for g in rngs])
         self.ptr = np.zeros(R, dtype=np.int64)
         self.counts = np.zeros((R, self.M, self.K), dtype=np.int64)
         self.sums = np.zeros((R, self.M, self.K))
@@ -108,6 +111,10 @@ class _LiveRuns:
         self.col_j = np.repeat([0, 1], self.M)
         self.zeta_col = np.tile(ref.zeta, 2)
         self.select()
+
+    def _draw(self, rng, n: int) -> np.ndarray:
+        """The next ``n`` variates of a run's stream (what ``env.pull`` would consume)."""
+        return rng.random(n) if self.sigma is None else rng.standard_normal(n)
 
     def keep(self, rows) -> None:
         """Drop the runs not selected by the boolean mask ``rows``."""
@@ -150,7 +157,7 @@ class _LiveRuns:
         """Make ``need[r]`` unread uniforms available from ``ptr[r]`` (stream order unchanged)."""
         for r in np.flatnonzero(self.ptr + need > self.buffer):
             self.U[r] = np.concatenate([self.U[r, self.ptr[r]:],
-                                        self.rngs[self.ids[r]].random(int(self.ptr[r]))])
+                                        self._draw(self.rngs[self.ids[r]], int(self.ptr[r]))])
             self.ptr[r] = 0
 
     def step(self, k: int) -> np.ndarray:
@@ -181,10 +188,15 @@ class _LiveRuns:
         # the c-th pull of round j reads uniform ptr + (j − 1) npull + (rank of c in the round)
         rank = np.maximum(np.cumsum(mask, axis=1) - 1, 0).T[:, :, None]
         at = (self.ptr[:, None] + used - npull[:, None]) + rank  # (2M, R, k)
-        reward = (self.U[rows[None, :, None], at]
-                  < self.theta[self.col_m, arms].T[:, :, None]) & pulled
+        means = self.theta[self.col_m, arms].T[:, :, None]
         n_col = self.counts[rc, self.col_m, arms].T[:, :, None] + steps * pulled
-        s_col = self.sums[rc, self.col_m, arms].T[:, :, None] + np.cumsum(reward, axis=2)
+        s_now = self.sums[rc, self.col_m, arms].T[:, :, None]
+        if self.sigma is None:
+            reward = (self.U[rows[None, :, None], at] < means) & pulled
+            s_col = s_now + np.cumsum(reward, axis=2)
+        else:  # add one reward at a time, as the policy does: float sums stay bit-identical
+            reward = np.where(pulled, means + self.sigma * self.U[rows[None, :, None], at], 0.0)
+            s_col = np.cumsum(np.concatenate([s_now, reward], axis=2), axis=2)[:, :, 1:]
         h, lw, ww = entry_stats(s_col, n_col, self.zeta_col[:, None, None])  # (2M, R, k)
         if ref.t_convention == "rounds":
             t = self.rounds[:, None] + steps
@@ -250,17 +262,19 @@ class _LiveRuns:
         return last + 1
 
 
-def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, procedure="A",
-                        delta=0.1, mu1_tilde=None, mu2_tilde=None, L=None,
+def simulate_lucb_batch(env: BernoulliBandit | GaussianBandit, n_runs: int, seed: int = 0, *,
+                        procedure="A", delta=0.1, mu1_tilde=None, mu2_tilde=None, L=None,
                         t_convention="pulls", ties="index", clip=True, fucb_bonus=1.0,
                         random_states=None, run_offset: int = 0, max_pulls: int = 10**8,
                         lookahead: int = 64, buffer: int = 8192,
                         committed=None) -> LUCBBatchResult:
-    """Run ``n_runs`` independent LUCB trials on a Bernoulli bandit, vectorised over runs.
+    """Run ``n_runs`` independent LUCB trials on a Bernoulli or Gaussian bandit, vectorised.
 
     Parameters
     ----------
-    env : BernoulliBandit
+    env : BernoulliBandit or GaussianBandit
+        The policy's radius assumes rewards in [0, 1] (σ = 1/2); for other
+        Gaussian instances rescale the bandit (and pass ``clip=False``).
     n_runs : int
     seed : int, default=0
         Run ``r`` draws rewards from ``default_rng([seed, run_offset + r])``.
@@ -291,9 +305,9 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
     -------
     LUCBBatchResult
     """
-    if not isinstance(env, BernoulliBandit):
-        raise ValueError("env must be a BernoulliBandit for the vectorised LUCB simulator; "
-                         "use simulate_runs for other reward laws")
+    if not isinstance(env, BernoulliBandit | GaussianBandit):
+        raise ValueError("env must be a BernoulliBandit or GaussianBandit for the vectorised "
+                         "LUCB simulator; use simulate_runs for other reward laws")
     if int(n_runs) != n_runs or n_runs < 1:
         raise ValueError(f"n_runs must be a positive integer; got {n_runs!r}")
     if procedure not in PROCEDURES:
@@ -322,7 +336,8 @@ def simulate_lucb_batch(env: BernoulliBandit, n_runs: int, seed: int = 0, *, pro
         commit[:] = committed
     rngs = [np.random.default_rng([int(seed), run_offset + r]) for r in range(R)]
     runs = _LiveRuns(ref, env.theta, rngs, priority, fixed, commit,
-                     max(int(buffer), 4 * int(lookahead) * M), max_pulls)
+                     max(int(buffer), 4 * int(lookahead) * M), max_pulls,
+                     env.sigma if isinstance(env, GaussianBandit) else None)
 
     out_counts = np.zeros((R, M, K), dtype=np.int64)
     out_rec = np.zeros(R, dtype=np.int64)

@@ -136,7 +136,8 @@ class SimRecord:
 
 
 def simulate_policy(policy: Policy, env: SimulatedBandit, rng, *, name: str = "policy",
-                    run_index: int = 0, fast: bool = True, shortcuts: bool = True) -> SimRecord:
+                    run_index: int = 0, fast: bool = True, shortcuts: bool = True,
+                    max_pulls: int | None = None) -> SimRecord:
     """Run one policy to completion on ``env``.
 
     Parameters
@@ -152,6 +153,9 @@ def simulate_policy(policy: Policy, env: SimulatedBandit, rng, *, name: str = "p
         Use block rounds (exact) when the policy supports them.
     shortcuts : bool, default=True
         Allow the MFE phase skip (uses the true means).
+    max_pulls : int, optional
+        Stop the run after this many pulls (stopping reason ``"max-pulls"``).
+        A cap turns block rounds off (the driver then trims batches to fit).
 
     Returns
     -------
@@ -159,7 +163,7 @@ def simulate_policy(policy: Policy, env: SimulatedBandit, rng, *, name: str = "p
     """
     evaluator = BanditEvaluator(env, np.random.default_rng(rng), shortcuts=shortcuts)
     start = time.perf_counter()
-    result = run(policy, evaluator, fast=fast)
+    result = run(policy, evaluator, fast=fast, max_pulls=max_pulls)
     wall = time.perf_counter() - start
     s = result.summary
     return SimRecord(
@@ -179,18 +183,18 @@ def simulate_policy(policy: Policy, env: SimulatedBandit, rng, *, name: str = "p
 PolicyFactory = Callable[[SimulatedBandit], Policy]
 
 
-def _one_run(env, factories, seed, run_index, fast, shortcuts):
+def _one_run(env, factories, seed, run_index, fast, shortcuts, max_pulls=None):
     records = []
     for name, factory in factories.items():
         rng = np.random.default_rng([int(seed), int(run_index)])
         records.append(simulate_policy(factory(env), env, rng, name=name, run_index=run_index,
-                                       fast=fast, shortcuts=shortcuts))
+                                       fast=fast, shortcuts=shortcuts, max_pulls=max_pulls))
     return records
 
 
 def simulate_runs(env: SimulatedBandit, factories: Mapping[str, PolicyFactory], n_runs: int,
                   seed: int = 0, n_jobs: int | None = None, fast: bool = True,
-                  shortcuts: bool = True) -> list[SimRecord]:
+                  shortcuts: bool = True, max_pulls: int | None = None) -> list[SimRecord]:
     """``n_runs`` paired runs of every policy on ``env``.
 
     Parameters
@@ -206,6 +210,8 @@ def simulate_runs(env: SimulatedBandit, factories: Mapping[str, PolicyFactory], 
         joblib workers over runs.
     fast, shortcuts : bool
         See :func:`simulate_policy`.
+    max_pulls : int, optional
+        Pull cap per run (see :func:`simulate_policy`).
 
     Returns
     -------
@@ -215,7 +221,8 @@ def simulate_runs(env: SimulatedBandit, factories: Mapping[str, PolicyFactory], 
     if int(n_runs) != n_runs or n_runs < 1:
         raise ValueError(f"n_runs must be a positive integer; got {n_runs!r}")
     factories = dict(factories)
-    jobs = (delayed(_one_run)(env, factories, seed, r, fast, shortcuts) for r in range(n_runs))
+    jobs = (delayed(_one_run)(env, factories, seed, r, fast, shortcuts, max_pulls)
+            for r in range(n_runs))
     if n_jobs in (None, 1):
         nested = [fn(*a, **k) for fn, a, k in jobs]
     else:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from mftune.benchmarks.bandits import BernoulliBandit, GaussianBandit
+from mftune.benchmarks.bandits import BernoulliBandit, GaussianBandit, TruncatedGaussianBandit
 from mftune.benchmarks.lucb_instances import wang_table1, wang_table2, wang_table3
 from mftune.benchmarks.lucb_sim import simulate_lucb_batch
 from mftune.benchmarks.simulate import BanditEvaluator
@@ -252,8 +252,25 @@ def test_vectorised_diagnostics_match_policy():
         simulate_lucb_batch(env, 2, procedure="C", committed=[0] * 5)
 
 
-def test_batch_simulator_rejects_non_bernoulli():
-    env = GaussianBandit([[0.1, 0.2], [0.2, 0.3]], [1, 2], sigma=0.1)
+@pytest.mark.parametrize("proc", ["A", "B", "C"])
+def test_vectorised_gaussian_runs_equal_ask_tell(proc):
+    """Gaussian rewards (unclipped, rescaled to σ = 1/2): same pulls, bits and answers."""
+    theta = np.array([[0.6, 0.9, 0.2], [0.9, 0.6, 0.3], [1.0, 0.7, 0.4]])
+    env = GaussianBandit(theta, [1.0, 2.0, 5.0], sigma=0.5, xi=[0.4, 0.2, 0.0])
+    kw = {"mu1_tilde": 1.0, "mu2_tilde": 0.7} if proc in ("A", "B") else {}
+    batch = simulate_lucb_batch(env, 3, 4, procedure=proc, delta=0.2, clip=False,
+                                max_pulls=3000, **kw)
+    for r in range(3):
+        pol = MultiFidelityLUCB(env.n_arms, env.costs, env.xi, 0.2, proc, clip=False,
+                                random_state=[4, r, 1], **kw)
+        run(pol, BanditEvaluator(env, np.random.default_rng([4, r])), max_pulls=3000)
+        assert np.array_equal(pol.stats.counts, batch.pulls[r])
+        assert pol.recommend() == batch.recommendation[r]
+        assert pol.stats.cost.sum() == pytest.approx(batch.cost[r])
+
+
+def test_batch_simulator_rejects_other_laws():
+    env = TruncatedGaussianBandit([[0.1, 0.2], [0.2, 0.3]], [1, 2])
     with pytest.raises(ValueError, match="BernoulliBandit"):
         simulate_lucb_batch(env, 2, procedure="C")
     with pytest.raises(ValueError, match="lookahead"):

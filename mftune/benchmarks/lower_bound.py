@@ -1,0 +1,469 @@
+"""Cost of the fixed-confidence policies against the multi-fidelity cost lower bound.
+
+For an instance µ (K arms × M fidelities, known costs λ, bias bounds ξ and
+noise σ), every δ-correct algorithm has E[c_τ] ≥ C*(µ)·log(1/(2.4δ))
+(Poiani et al., NeurIPS 2024; ``/work/shared/MFGRAD.md`` §2). This module
+runs SE, IISE, IISE-γ, MFE, LUCB-Explore-A/B/C, GRAD and MF-GRAD on four
+instance families and reports each policy's mean cost next to that bound.
+
+Families
+--------
+* ``iise``: the IISE Table 1 instances (``iise_*.json`` in ``instance_dir``).
+* ``wang``: Wang et al.'s Table 1, Table 2 and Table 3 (Cases 1-4) instances.
+* ``mfgrad``: the MF-GRAD paper's instances (``mfgrad_*.json`` in ``instance_dir``).
+* ``mfucb``: small seeded random instances from the MF-UCB [RECON] generator.
+
+Which σ the bound uses
+----------------------
+Gaussian instances: their σ (the bound is exact). Bernoulli instances: the
+Gaussian bound with σ² = min t(1 − t) over the range of the means, whose KL
+dominates the Bernoulli KL on that range (every alternative of the bound
+moves means inside it), so the value is a valid, conservative lower bound.
+Other laws (Yahtzee's truncated Gaussian): the algorithms' variance proxy; a
+nominal value only, labelled ``proxy``.
+
+Optional policies
+-----------------
+The bound (``mftune.policies.lower_bound``) and GRAD/MF-GRAD
+(``mftune.policies.mf_grad``) are imported lazily; when absent their columns
+and rows are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import os
+import time
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+
+from ..policies.lucb import MultiFidelityLUCB
+from .bandits import BernoulliBandit, GaussianBandit, SimulatedBandit, load_instance
+from .iise_table1 import _FILES as IISE_FILES
+from .iise_table1 import MFE_C, _iise, _iise_gamma, _mfe, _se, make_domain
+from .lucb_instances import MU1_TILDE, MU2_TILDE, wang_table1, wang_table2, wang_table3
+from .lucb_sim import simulate_lucb_batch
+from .mfucb_problems import MFUCBProblem, make_problem
+from .simulate import simulate_runs
+
+__all__ = [
+    "FAMILIES", "POLICIES", "BoundInfo", "Cell", "Instance", "instance_bound", "load_family",
+    "optional_status", "run_cells", "summarise",
+]
+
+FAMILIES = ("iise", "wang", "mfgrad", "mfucb")
+POLICIES = ("SE", "IISE", "IISE-gamma", "MFE", "LUCB-A", "LUCB-B", "LUCB-C", "GRAD", "MF-GRAD")
+LABEL = {"LUCB-A": "LUCB-Explore-A", "LUCB-B": "LUCB-Explore-B", "LUCB-C": "LUCB-Explore-C",
+         "IISE-gamma": "IISE-γ"}
+ELIMINATION = ("SE", "IISE", "IISE-gamma", "MFE")
+#: Policies told more than the bound's model (ξ): below the bound is no contradiction.
+GIVEN_GAMMA = ("IISE-gamma",)
+#: Above this many arms the pull-by-pull policies (LUCB, GRAD, MF-GRAD) and the bound
+#: (O(K²M²) per evaluation) are skipped: the elimination policies' own benchmark is
+#: ``mftune bench iise-table1``.
+MAX_ARMS = 50
+MFGRAD_NAMES = ("4x5", "5x2", "mu2", "mu3", "forever", "lucb_only_M")
+#: Small MF-UCB-style problems (the [RECON] generator of mfucb_problems), redrawn until the
+#: best arm leads by at least MFUCB_MIN_GAP.
+MFUCB_SMALL = (
+    MFUCBProblem("K5-M3", 5, (1, 10, 100), "gaussian", (1.0, 1.0)),
+    MFUCBProblem("K8-M4", 8, (1, 5, 20, 50), "gaussian", (1.0, 1.0)),
+    MFUCBProblem("K5-M2", 5, (1, 10), "bernoulli", (1.0, 1.0)),
+)
+MFUCB_MIN_GAP = 0.05
+
+
+@dataclass
+class Instance:
+    """One bandit of a family, with what the LUCB-Explore rules and MFE are given."""
+
+    name: str
+    family: str
+    env: SimulatedBandit
+    mu_tilde: tuple  # (µ̃1, µ̃2) in the instance's own reward units
+    mu_tilde_source: str
+    mfe_c: float = 0.1
+
+
+def mfgrad_instances(instance_dir) -> list[Instance]:
+    """The ``mfgrad_*.json`` instances found in ``instance_dir`` (in MFGRAD_NAMES order)."""
+    out = []
+    for name in MFGRAD_NAMES:
+        path = os.path.join(instance_dir, f"mfgrad_{name}.json")
+        if not os.path.exists(path):
+            continue
+        env = load_instance(path)
+        out.append(Instance(name, "mfgrad", env, *_mu_tilde(env, path)))
+    return out
+
+
+def _mu_tilde(env, path=None) -> tuple[tuple, str]:
+    """µ̃ from the instance file (``lucb_explore_cfg``) or, [RECON], the true µ1 and µ2."""
+    if path is not None:
+        import json
+
+        with open(path, encoding="utf-8") as fh:
+            cfg = json.load(fh).get("lucb_explore_cfg")
+        if cfg:
+            return (float(cfg["mu_1_tilde"]), float(cfg["mu_2_tilde"])), "instance file"
+    top = np.sort(env.mu)[::-1]
+    return (float(top[0]), float(top[1])), "true µ1, µ2 [RECON]"
+
+
+def load_family(family: str, instance_dir=None, seed: int = 0) -> tuple[list[Instance], str]:
+    """The instances of ``family`` and a note (why some or all were skipped, or '')."""
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}; got {family!r}")
+    if family == "wang":
+        envs = [wang_table1(), wang_table2()] + [wang_table3(c) for c in (1, 2, 3, 4)]
+        return [Instance(e.name, family, e, (MU1_TILDE, MU2_TILDE), "Wang et al. App. B")
+                for e in envs], ""
+    if family == "mfucb":
+        out = []
+        for prob in MFUCB_SMALL:
+            for attempt in range(100):
+                env = make_problem(prob, seed + 1000 * attempt)
+                if np.sort(env.mu)[-1] - np.sort(env.mu)[-2] >= MFUCB_MIN_GAP:
+                    break
+            env.name = f"{prob.name}-{prob.rewards}-s{seed + 1000 * attempt}"
+            out.append(Instance(env.name, family, env, *_mu_tilde(env)))
+        return out, "[RECON] generator of mftune.benchmarks.mfucb_problems"
+    if instance_dir is None:
+        return [], f"family {family}: no --instance-dir given, skipped"
+    if family == "mfgrad":
+        found = mfgrad_instances(instance_dir)
+        return found, "" if found else f"family mfgrad: no mfgrad_*.json in {instance_dir}"
+    out = []
+    for domain, fname in IISE_FILES.items():
+        if os.path.exists(os.path.join(instance_dir, fname)):
+            env = make_domain(domain, instance_dir)
+            out.append(Instance(domain, family, env, *_mu_tilde(env), mfe_c=MFE_C[domain]))
+    return out, "" if out else f"family iise: no iise_*.json in {instance_dir}"
+
+
+# -- the bound -----------------------------------------------------------------------
+@dataclass
+class BoundInfo:
+    """C*(µ) of an instance and how it was obtained (``c_star`` None: not available)."""
+
+    c_star: float | None
+    sigma: float | None
+    kind: str  # "gaussian", "bernoulli-envelope", "proxy" or "n/a"
+    note: str = ""
+    omega: list | None = None
+    optimal_fidelity: list | None = None
+
+    def value(self, delta: float) -> float | None:
+        """C*(µ)·log(1/(2.4δ)) (0 when 2.4δ ≥ 1)."""
+        if self.c_star is None:
+            return None
+        return float(self.c_star * max(np.log(1.0 / (2.4 * delta)), 0.0))
+
+    @property
+    def valid(self) -> bool:
+        return self.c_star is not None and self.kind != "proxy"
+
+
+def bound_sigma(env: SimulatedBandit) -> tuple[float, str]:
+    """The σ of the Gaussian bound for ``env`` and its kind (module docstring)."""
+    if isinstance(env, GaussianBandit):
+        return env.sigma, "gaussian"
+    if isinstance(env, BernoulliBandit):
+        lo, hi = float(env.theta.min()), float(env.theta.max())
+        var = min(lo * (1 - lo), hi * (1 - hi))
+        return float(np.sqrt(var)), "bernoulli-envelope"
+    return float(np.sqrt(env.variance_proxy)), "proxy"
+
+
+def lower_bound_function():
+    """``cost_lower_bound`` from ``mftune.policies.lower_bound``, or None if absent."""
+    try:
+        from ..policies.lower_bound import cost_lower_bound
+    except ImportError:
+        return None
+    return cost_lower_bound
+
+
+def instance_bound(env: SimulatedBandit) -> BoundInfo:
+    """C*(µ) for ``env`` with its bias bounds ``env.xi`` (see :class:`BoundInfo`)."""
+    solver = lower_bound_function()
+    if solver is None:
+        return BoundInfo(None, None, "n/a", "mftune.policies.lower_bound not available")
+    if env.n_arms > MAX_ARMS:
+        return BoundInfo(None, None, "n/a", f"K = {env.n_arms} > {MAX_ARMS}")
+    sigma, kind = bound_sigma(env)
+    if not sigma > 0:
+        return BoundInfo(None, None, "n/a", "a mean at 0 or 1: no Bernoulli envelope")
+    try:
+        lb = solver(env.theta.T, env.costs, env.xi, sigma)
+    except ValueError as exc:  # e.g. means outside the bias bounds (Wang's Table 2)
+        return BoundInfo(None, sigma, "n/a", f"solver: {exc}")
+    return BoundInfo(float(lb.c_star), sigma, kind, omega=np.asarray(lb.omega).tolist(),
+                     optimal_fidelity=np.asarray(lb.optimal_fidelity).tolist())
+
+
+# -- policies --------------------------------------------------------------------------
+def grad_classes() -> dict:
+    """``{"GRAD": cls, "MF-GRAD": cls}`` for the importable ones (empty when absent)."""
+    try:
+        from ..policies import mf_grad
+    except ImportError:
+        return {}
+    return {name: getattr(mf_grad, attr) for name, attr in (("GRAD", "GRAD"), ("MF-GRAD", "MFGRAD"))
+            if hasattr(mf_grad, attr)}
+
+
+def optional_status() -> dict:
+    """What the optional modules provide: ``{"bound": bool, "GRAD": bool, "MF-GRAD": bool}``."""
+    have = grad_classes()
+    return {"bound": lower_bound_function() is not None, "GRAD": "GRAD" in have,
+            "MF-GRAD": "MF-GRAD" in have}
+
+
+def top_fidelity(env: SimulatedBandit) -> SimulatedBandit:
+    """``env`` restricted to its top fidelity (for single-fidelity policies)."""
+    top = copy.copy(env)
+    top.theta = env.theta[-1:].copy()
+    top.costs = env.costs[-1:].copy()
+    top.xi = np.zeros(1)
+    top.gamma = np.zeros(1)
+    return top
+
+
+def make_grad(env, kind="MF-GRAD", delta=0.01, learning_rate=None, run_index=0, seed=0):
+    """A GRAD or MF-GRAD policy for ``env`` (the interface of ``mftune.policies.mf_grad``).
+
+    ``learning_rate=None`` keeps the class's default (the theory rate). GRAD is
+    given the full costs and ξ when its signature takes ``xi``, otherwise only
+    the top fidelity's cost (and is then run on :func:`top_fidelity`).
+    """
+    cls = grad_classes()[kind]
+    params = inspect.signature(cls).parameters
+    kw = {"delta": delta, "variance_proxy": env.variance_proxy,
+          "random_state": [int(seed), int(run_index), 1]}
+    if learning_rate is not None:
+        kw["learning_rate"] = learning_rate
+    kw = {k: v for k, v in kw.items() if k in params}
+    if "xi" in params:
+        return cls(env.n_arms, env.costs, env.xi, **kw)
+    if "costs" in params:
+        return cls(env.n_arms, env.costs[-1:], **kw)
+    return cls(env.n_arms, **kw)
+
+
+def grad_env(env, kind) -> SimulatedBandit:
+    """The bandit a GRAD/MF-GRAD policy runs on (the top fidelity for single-fidelity ones)."""
+    probe = make_grad(env, kind)
+    return top_fidelity(env) if probe.n_fidelities == 1 < env.n_fidelities else env
+
+
+def lucb_view(inst: Instance) -> tuple[SimulatedBandit, float, float, bool]:
+    """The bandit LUCB runs on, its µ̃1, µ̃2 and whether to clip bounds to [0, 1].
+
+    LUCB's radius is for rewards in [0, 1] (σ = 1/2). [RECON] A Gaussian
+    instance is shown as ``(x − c)/(2σ) + 1/2`` with ``c = (µ̃1 + µ̃2)/2``
+    (ξ and µ̃ mapped alike, no clipping): the same decisions in units where
+    the radius is right. Bernoulli and bounded rewards are used as they are.
+    """
+    env, (m1, m2) = inst.env, inst.mu_tilde
+    if not isinstance(env, GaussianBandit):
+        return env, m1, m2, True
+    s, c = 2.0 * env.sigma, (m1 + m2) / 2.0
+    view = GaussianBandit((env.theta - c) / s + 0.5, env.costs, sigma=0.5, xi=env.xi / s,
+                          name=env.name)
+    return view, (m1 - c) / s + 0.5, (m2 - c) / s + 0.5, False
+
+
+def _lucb_chunk(env, procedure, delta, m1, m2, clip, seed, start, count, max_pulls, name):
+    res = simulate_lucb_batch(env, count, seed, procedure=procedure, delta=delta,
+                              mu1_tilde=m1, mu2_tilde=m2, clip=clip, run_offset=start,
+                              max_pulls=max_pulls)
+    recs = res.records(name, env.costs)
+    for r in recs:
+        r.run += start
+    return recs
+
+
+def _lucb_generic(env, procedure, delta, m1, m2, clip, run_index, seed):
+    return MultiFidelityLUCB(env.n_arms, env.costs, env.xi, delta, procedure, m1, m2,
+                             clip=clip, random_state=[int(seed), int(run_index), 1])
+
+
+def run_lucb(inst, procedure, delta, n_runs, seed, n_jobs, max_pulls):
+    """Runs of one LUCB-Explore procedure (vectorised over runs when the law allows)."""
+    env, m1, m2, clip = lucb_view(inst)
+    if procedure == "C":
+        m1 = m2 = None
+    name = f"LUCB-{procedure}"
+    if isinstance(env, BernoulliBandit | GaussianBandit):
+        workers = 1 if n_jobs in (None, 1) else effective_n_jobs(n_jobs)
+        bounds = np.linspace(0, n_runs, min(workers, n_runs) + 1).astype(int)
+        jobs = [delayed(_lucb_chunk)(env, procedure, delta, m1, m2, clip, seed, a, b - a,
+                                     max_pulls, name)
+                for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+        if len(jobs) == 1:
+            parts = [fn(*a, **k) for fn, a, k in jobs]
+        else:
+            parts = Parallel(n_jobs=len(jobs))(jobs)
+        return [r for part in parts for r in part]
+    factory = partial(_lucb_generic, procedure=procedure, delta=delta, m1=m1, m2=m2, clip=clip,
+                      run_index=0, seed=seed)
+    return simulate_runs(env, {name: factory}, n_runs, seed, n_jobs, max_pulls=max_pulls)
+
+
+def skip_reason(policy: str, inst: Instance, have: dict) -> str | None:
+    """Why ``policy`` is not run on ``inst`` (None: it is run)."""
+    if policy in ("GRAD", "MF-GRAD") and not have.get(policy):
+        return "mftune.policies.mf_grad not available"
+    if policy not in ELIMINATION and inst.env.n_arms > MAX_ARMS:
+        return f"K = {inst.env.n_arms} > {MAX_ARMS}"
+    if policy in ("LUCB-A", "LUCB-B"):
+        env, m1, m2, _ = lucb_view(inst)
+        if not (0 <= m2 <= m1 <= 1):
+            return "µ̃ outside [0, 1] after rescaling"
+    return None
+
+
+# -- cells -----------------------------------------------------------------------------
+@dataclass
+class Cell:
+    """Runs of one policy on one instance at one δ."""
+
+    family: str
+    instance: str
+    policy: str
+    delta: float
+    n_runs: int
+    mean_cost: float | None = None
+    ci95: float | None = None
+    median_cost: float | None = None
+    bound: float | None = None
+    bound_kind: str = "n/a"
+    ratio: float | None = None
+    n_errors: int = 0  # wrong answers among the runs that stopped (capped runs excluded)
+    n_capped: int = 0
+    pulls_per_fidelity: list = field(default_factory=list)
+    wall_time: float = 0.0
+    note: str = ""
+
+    @property
+    def below_bound(self) -> bool:
+        """Mean cost below a valid bound: a bug, or not δ-correct at this δ.
+
+        IISE-γ is never flagged: it is given γ (a bound on the spread of the
+        biases), information outside the model class of the bound (ξ only).
+        """
+        return bool(self.ratio is not None and self.ratio < 1.0
+                    and self.policy not in GIVEN_GAMMA
+                    and self.bound_kind in ("gaussian", "bernoulli-envelope"))
+
+    def to_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["below_bound"] = self.below_bound
+        return d
+
+
+def _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate=None):
+    if policy.startswith("LUCB-"):
+        return run_lucb(inst, policy[-1], delta, n_runs, seed, n_jobs, max_pulls)
+    env, factory = policy_setup(policy, inst, delta, seed, learning_rate)
+    cap = None if policy in ELIMINATION else max_pulls  # a cap would turn block rounds off
+    return simulate_runs(env, {policy: factory}, n_runs, seed, n_jobs, max_pulls=cap)
+
+
+def gamma_env(env: SimulatedBandit) -> SimulatedBandit:
+    """``env`` with γ raised to its suffix maximum (a valid bound, non-increasing)."""
+    g = np.maximum.accumulate(env.gamma[::-1])[::-1]
+    if np.array_equal(g, env.gamma):
+        return env
+    out = copy.copy(env)
+    out.gamma = g
+    return out
+
+
+def policy_setup(policy, inst, delta, seed=0, learning_rate=None):
+    """``(env, factory)`` of an elimination, GRAD or MF-GRAD policy on ``inst``.
+
+    The factory is called once here, so that a policy refusing the instance
+    (e.g. IISE-γ with γ not strictly decreasing) raises ValueError before any run.
+    """
+    env = inst.env
+    if policy in ELIMINATION:
+        factory = {"SE": partial(_se, delta=delta), "IISE": partial(_iise, delta=delta),
+                   "IISE-gamma": partial(_iise_gamma, delta=delta),
+                   "MFE": partial(_mfe, delta=delta, c=inst.mfe_c)}[policy]
+        env = gamma_env(env) if policy == "IISE-gamma" else env
+    else:
+        kind = "GRAD" if policy.startswith("GRAD") else "MF-GRAD"
+        factory = partial(make_grad, kind=kind, delta=delta, learning_rate=learning_rate,
+                          seed=seed)
+        env = grad_env(env, kind)
+    factory(env)
+    return env, factory
+
+
+def run_cell(policy, inst, delta, n_runs, seed=0, n_jobs=None, max_pulls=10**6,
+             bound: BoundInfo | None = None, learning_rate=None, have=None) -> Cell:
+    """Run ``policy`` ``n_runs`` times on ``inst`` and summarise against ``bound``."""
+    have = optional_status() if have is None else have
+    cell = Cell(inst.family, inst.name, policy, float(delta), int(n_runs))
+    reason = skip_reason(policy.replace("-CONST", ""), inst, have)
+    if reason is None and not policy.startswith("LUCB-"):
+        try:
+            policy_setup(policy, inst, delta, seed, learning_rate)
+        except ValueError as exc:
+            reason = f"refuses the instance ({str(exc).split(';')[0]})"
+    if reason:
+        cell.note = f"skipped: {reason}"
+        return cell
+    start = time.perf_counter()
+    recs = _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate)
+    cell.wall_time = time.perf_counter() - start
+    costs = np.array([r.cost for r in recs])
+    cell.mean_cost = float(costs.mean())
+    cell.median_cost = float(np.median(costs))
+    cell.ci95 = float(1.96 * costs.std(ddof=1) / np.sqrt(costs.size)) if costs.size > 1 else 0.0
+    cell.n_errors = sum(not r.correct and r.stopping_reason != "max-pulls" for r in recs)
+    cell.n_capped = sum(r.stopping_reason == "max-pulls" for r in recs)
+    pf = np.array([r.pulls_per_fidelity for r in recs], dtype=float).mean(axis=0)
+    if pf.size == 1 < inst.env.n_fidelities:  # single-fidelity policy: its pulls are at M
+        pf = np.concatenate([np.zeros(inst.env.n_fidelities - 1), pf])
+    cell.pulls_per_fidelity = pf.tolist()
+    notes = []
+    if any(r.skipped_rounds for r in recs):
+        notes.append("mfe-phase-skip")
+    if cell.n_capped:
+        notes.append(f"{cell.n_capped} run(s) hit the cap of {max_pulls} pulls")
+    cell.note = "; ".join(notes)
+    if bound is not None and bound.c_star is not None:
+        cell.bound, cell.bound_kind = bound.value(delta), bound.kind
+        cell.ratio = cell.mean_cost / cell.bound if cell.bound > 0 else None
+    return cell
+
+
+def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jobs=None,
+              max_pulls=10**6, bounds=None) -> list[Cell]:
+    """Every (instance, policy) cell; ``bounds`` maps instance name -> BoundInfo."""
+    have = optional_status()
+    bounds = bounds if bounds is not None else {i.name: instance_bound(i.env) for i in instances}
+    return [run_cell(p, inst, delta, n_runs, seed, n_jobs, max_pulls, bounds[inst.name],
+                     have=have)
+            for inst in instances for p in policies]
+
+
+def summarise(cells: list[Cell]) -> list[dict]:
+    """Per policy: median ratio to the bound over its instances and the cells below it."""
+    out = []
+    for policy in dict.fromkeys(c.policy for c in cells):
+        mine = [c for c in cells if c.policy == policy and c.mean_cost is not None]
+        ratios = [c.ratio for c in mine if c.ratio is not None]
+        out.append({"policy": policy, "n_cells": len(mine),
+                    "given_gamma": policy in GIVEN_GAMMA,
+                    "median_ratio": float(np.median(ratios)) if ratios else None,
+                    "below_bound": [f"{c.instance} (δ={c.delta:g})" for c in mine
+                                    if c.below_bound]})
+    return out

@@ -1,0 +1,173 @@
+"""The experiments of Poiani et al., *Optimal Multi-Fidelity Best-Arm Identification* (2024).
+
+``/work/shared/MFGRAD.md`` §5: the paper's results are figures only, so the
+reference values printed beside ours are **re-runs of the authors' code**
+(riccardopoiani/adv-mf-bai @ 5f61d7b, practical thresholds), not published
+numbers. Three parts:
+
+* **cost**: mean cost at δ = 0.01 of MF-GRAD (η_n = 1/√(n+1)), MF-GRAD-CONST
+  (η = 0.25), GRAD (η = 0.25, as in the reference runs) and IISE;
+* **proportions**: 5x2, MF-GRAD's empirical cost proportions λ_m N_{k,m}/c
+  with the stopping rule disabled, after 10⁴ and 10⁵ pulls, against ω*
+  (total variation distance);
+* **forever**: LUCB-Explore-A/-B on the ``forever`` instance within a pull
+  cap, against LUCB on the top fidelity only (``lucb_only_M``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from ..engine.driver import run
+from .lower_bound import (
+    Cell,
+    instance_bound,
+    make_grad,
+    mfgrad_instances,
+    optional_status,
+    run_cell,
+    run_lucb,
+)
+from .simulate import BanditEvaluator
+
+__all__ = ["COST_POLICIES", "REFERENCE", "cost_comparison", "forever", "proportions"]
+
+#: (label, learning rate); None = the class's default (theory) rate.
+COST_POLICIES = (("MF-GRAD", None), ("MF-GRAD-CONST", 0.25), ("GRAD", 0.25), ("IISE", None))
+#: MFGRAD.md §5 reference runs of the authors' code: (mean cost, 95% CI half-width, runs),
+#: and C*·ln(1/δ) at δ = 0.01 from MFGRAD.md §2 [RECON solver].
+REFERENCE = {
+    "4x5": {"bound_ln": 9.21, "MF-GRAD-CONST": (82.7, 5.1, 100), "MF-GRAD": (99.0, 7.5, 50),
+            "GRAD": (364, 27, 100), "IISE": (224, 9, 100)},
+    "5x2": {"bound_ln": 122.7, "MF-GRAD-CONST": (596, 71, 100), "MF-GRAD": (736, 116, 50),
+            "GRAD": (937, 59, 100), "IISE": (2290, 93, 100)},
+    "mu2": {"bound_ln": 16.67, "MF-GRAD-CONST": (132, 27, 30), "GRAD": (178, 13, 100),
+            "IISE": (549, 23, 100)},
+    "mu3": {"bound_ln": 9.06, "MF-GRAD-CONST": (55.6, 9.1, 30), "GRAD": (77.1, 6.6, 100),
+            "IISE": (82.0, 5.4, 100)},
+    "forever": {"bound_ln": 18421, "MF-GRAD-CONST": (46700, 8000, 30),
+                "GRAD": (29700, 2900, 100), "IISE": (114000, 5000, 100)},
+}
+#: 5x2 reference (one run each): cost share of the best arm at its top fidelity after
+#: 10⁴ / 10⁵ pulls; ω* puts 0.6128 there and 0.0968 on each other arm's fidelity 0.
+REFERENCE_PROPORTIONS = {"MF-GRAD-CONST": (0.601, 0.607), "MF-GRAD": (0.485, 0.586)}
+#: forever reference: LUCB-Explore-A 3/3 and -B 3/3 runs not stopped at 10⁶ samples;
+#: LUCB on lucb_only_M stopped 10/10, mean cost 370 000 (≈ 74 000 pulls).
+REFERENCE_FOREVER = {"LUCB-A": "0/3 stopped at 10^6", "LUCB-B": "0/3 stopped at 10^6",
+                     "LUCB-top": "10/10 stopped, mean cost 370000"}
+DELTA = 0.01
+
+
+def _instances(instance_dir, names):
+    found = {i.name: i for i in mfgrad_instances(instance_dir)}
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise ValueError(f"instance_dir {instance_dir!r} lacks mfgrad_{missing[0]}.json")
+    return [found[n] for n in names]
+
+
+def cost_comparison(instance_dir, names=("4x5",), n_runs=1000, seed=0, n_jobs=None,
+                    max_pulls=10**6, delta=DELTA) -> list[Cell]:
+    """The cost cells of :data:`COST_POLICIES` on the named instances (MF-GRAD rows skip
+    themselves with a note when ``mftune.policies.mf_grad`` is absent)."""
+    have = optional_status()
+    cells = []
+    for inst in _instances(instance_dir, names):
+        bound = instance_bound(inst.env)
+        for label, lr in COST_POLICIES:
+            cells.append(run_cell(label, inst, delta, n_runs, seed, n_jobs, max_pulls, bound,
+                                  learning_rate=lr, have=have))
+    return cells
+
+
+def omega_star(inst, instance_dir) -> tuple[np.ndarray, str]:
+    """ω* (K, M): from the solver when available, else the instance file's derived value."""
+    b = instance_bound(inst.env)
+    if b.omega is not None:
+        return np.asarray(b.omega), "cost_lower_bound"
+    with open(os.path.join(instance_dir, f"mfgrad_{inst.name}.json"), encoding="utf-8") as fh:
+        support = json.load(fh)["derived_lower_bound"]["omega_star_support"]
+    omega = np.zeros((inst.env.n_arms, inst.env.n_fidelities))
+    for k, m, w in support:
+        omega[int(k), int(m)] = w
+    return omega, "instance file (MFGRAD.md solver)"
+
+
+def _never_stops(policy):
+    """``policy`` with its stopping rule disabled (a subclass whose ``done`` is False)."""
+    cls = type(policy)
+    policy.__class__ = type(f"{cls.__name__}NoStop", (cls,), {"done": property(lambda s: False)})
+    return policy
+
+
+def _prop_run(env, lr, checkpoints, seed, r):
+    pol = _never_stops(make_grad(env, "MF-GRAD", DELTA, lr, run_index=r, seed=seed))
+    snaps = {}
+    todo = sorted(checkpoints)
+
+    def snap(pulls, outcomes, policy):
+        while todo and policy.stats.counts.sum() >= todo[0]:
+            snaps[todo.pop(0)] = policy.stats.counts.copy()
+
+    run(pol, BanditEvaluator(env, np.random.default_rng([int(seed), int(r)])),
+        max_pulls=max(checkpoints), callbacks=[snap])
+    for n in todo:  # the policy stalled before this checkpoint: keep its final counts
+        snaps[n] = pol.stats.counts.copy()
+    out = {}
+    for n, counts in snaps.items():  # counts (M, K) -> cost proportions (K, M)
+        spent = counts * env.costs[:, None]
+        out[n] = (spent / spent.sum()).T
+    return out
+
+
+def proportions(instance_dir, n_runs=100, checkpoints=(10**4, 10**5), seed=0, n_jobs=None,
+                name="5x2") -> dict:
+    """MF-GRAD(-CONST) cost proportions with stopping disabled, vs ω* (needs MF-GRAD)."""
+    inst = _instances(instance_dir, [name])[0]
+    omega, source = omega_star(inst, instance_dir)
+    result = {"instance": name, "omega_star": omega.tolist(), "omega_source": source,
+              "checkpoints": list(checkpoints), "runs": n_runs, "policies": {}}
+    if not optional_status()["MF-GRAD"]:
+        result["note"] = "skipped: mftune.policies.mf_grad not available"
+        return result
+    for label, lr in (("MF-GRAD", None), ("MF-GRAD-CONST", 0.25)):
+        jobs = [delayed(_prop_run)(inst.env, lr, checkpoints, seed, r) for r in range(n_runs)]
+        outs = ([fn(*a, **k) for fn, a, k in jobs] if n_jobs in (None, 1)
+                else Parallel(n_jobs=n_jobs)(jobs))
+        rows = {}
+        for n in checkpoints:
+            props = np.stack([o[n] for o in outs])
+            mean = props.mean(axis=0)
+            half = (1.96 * props.std(axis=0, ddof=1) / np.sqrt(n_runs) if n_runs > 1
+                    else np.zeros_like(mean))
+            tv = 0.5 * np.abs(props - omega).sum(axis=(1, 2))
+            rows[n] = {"mean": mean.tolist(), "ci95": half.tolist(),
+                       "tv_mean": float(tv.mean()), "tv_of_mean": float(
+                           0.5 * np.abs(mean - omega).sum())}
+        result["policies"][label] = rows
+    return result
+
+
+def forever(instance_dir, n_runs=3, max_pulls=10**6, seed=0, n_jobs=None) -> list[dict]:
+    """LUCB-Explore-A/-B on ``forever`` and LUCB on ``lucb_only_M`` within ``max_pulls``."""
+    inst, top = _instances(instance_dir, ["forever", "lucb_only_M"])
+    out = []
+    for label, target, proc in (("LUCB-A", inst, "A"), ("LUCB-B", inst, "B"),
+                                ("LUCB-top", top, "baseline")):
+        recs = run_lucb(target, proc, DELTA, n_runs, seed, n_jobs, max_pulls)
+        stopped = [r for r in recs if r.stopping_reason != "max-pulls"]
+        pulls = np.array([r.pulls_per_fidelity for r in recs], dtype=float)
+        out.append({
+            "policy": label, "instance": target.name, "runs": n_runs,
+            "stopped": len(stopped), "max_pulls": max_pulls,
+            "wrong": sum(not r.correct for r in stopped),
+            "mean_cost_stopped": float(np.mean([r.cost for r in stopped])) if stopped else None,
+            "mean_pulls": float(pulls.sum(axis=1).mean()),
+            "share_fidelity0": float(pulls[:, 0].sum() / pulls.sum()),
+            "reference": REFERENCE_FOREVER[label],
+        })
+    return out
