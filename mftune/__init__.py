@@ -37,6 +37,8 @@ _EXPORTS = {
     "UGapEc": "mftune.policies.ugape",
     "MFGPUCB": "mftune.policies.mf_gp_ucb",
     "GPUCB": "mftune.policies.gp_ucb",
+    "MFGRAD": "mftune.policies.mf_grad",
+    "GRAD": "mftune.policies.mf_grad",
     "maximize": "mftune.search.optimize",
     "minimize": "mftune.search.optimize",
 }
@@ -60,9 +62,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine.driver import Evaluator, Outcome, Outcomes, RunResult, run  # noqa: F401
     from .policies import (  # noqa: F401
         GPUCB,
+        GRAD,
         IISE,
         MFE,
         MFGPUCB,
+        MFGRAD,
         MFUCB,
         UCB,
         IISEGamma,

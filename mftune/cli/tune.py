@@ -114,8 +114,8 @@ def _limits(f):
               help="Study file (overrides study.path of the space file).")
 @click.option("--algorithm",
               help="Policy (overrides study.algorithm): auto, se, iise, iise-gamma, lucb-a, "
-              "lucb-b, lucb-c. auto (the default): IISE-gamma with several fidelities, SE "
-              "with one.")
+              "lucb-b, lucb-c, grad, mf-grad. auto (the default): IISE-gamma with several "
+              "fidelities, SE with one.")
 @click.option("--delta", type=float, help="Error probability δ (overrides study.delta).")
 @click.option("--epsilon", type=float, help="Accept an ε-best configuration (study.epsilon).")
 @click.option("--n-candidates", type=click.IntRange(min=2),

@@ -9,6 +9,7 @@ from .gp_ucb import GPUCB
 from .iise import IISE, MFE, IISEGamma, SuccessiveElimination
 from .lucb import MultiFidelityLUCB
 from .mf_gp_ucb import MFGPUCB
+from .mf_grad import GRAD, MFGRAD
 from .mf_naive import MFNaive
 from .mf_ucb import MFUCB, UCB
 from .random_search import RandomSearch
@@ -18,8 +19,10 @@ from .ugape import UGapEb, UGapEc
 
 __all__ = [
     "GPUCB",
+    "GRAD",
     "IISE",
     "MFGPUCB",
+    "MFGRAD",
     "MFE",
     "MFUCB",
     "UCB",

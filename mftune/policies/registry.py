@@ -40,6 +40,7 @@ from .ei import ExpectedImprovement
 from .gp_ucb import GPUCB
 from .iise import IISE, IISEGamma, SuccessiveElimination
 from .mf_gp_ucb import MFGPUCB
+from .mf_grad import GRAD, MFGRAD
 from .mf_naive import MFNaive
 from .random_search import RandomSearch
 
@@ -246,6 +247,21 @@ for _p in ("A", "B", "C"):
              options=("initial_sweep",),
              description=f"LUCB with EXPLORE-{_p} (Wang et al. 2023), scores rescaled by sigma")
 
+
+def _grad(cls):
+    def factory(c: PolicyContext):
+        return cls(c.n_arms, c.costs, c.xi, delta=c.delta, variance_proxy=c.variance_proxy,
+                   random_state=c.random_state, batch_size=c.batch_size, **c.params)
+    return factory
+
+
+_GRAD_OPTIONS = ("learning_rate", "threshold", "statistic")
+register("mf-grad", _grad(MFGRAD), bias="xi", batched=True, options=_GRAD_OPTIONS,
+         description="MF-GRAD: gradient ascent towards the cost lower bound, GLR stopping "
+                     "(Poiani et al. 2024)")
+register("grad", _grad(GRAD), bias="xi", batched=True, options=_GRAD_OPTIONS,
+         description="GRAD (Menard 2019) at the top fidelity, GLR stopping, as run by "
+                     "Poiani et al. 2024")
 
 def _gp(multi: bool):
     def factory(c: PolicyContext):

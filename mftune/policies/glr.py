@@ -1,0 +1,126 @@
+"""The GLR stopping rule of MF-GRAD and GRAD: statistic and thresholds.
+
+Poiani, Degenne, Kaufmann, Metelli, Restelli, *Optimal Multi-Fidelity
+Best-Arm Identification*, NeurIPS 2024; authors' code riccardopoiani/adv-mf-bai
+(``utils/lb_tool_fast_stopping.py``, ``algorithms/gradient.py``). Any policy
+holding per-(arm, fidelity) counts and means may use :class:`GLRStopping`.
+
+Statistic [code]: with the counts ``N`` as weights and the empirical means
+``µ̂`` (arms × fidelities), ``Λ_t = max_i min_{b≠i} V_N(i, b)``, ``V`` the
+exact pair value of :func:`mftune.policies.lower_bound.pair_values` (the
+cheapest MF-feasible alternative in which ``b`` beats ``i``). The arm
+attaining the max is the answer. When ``µ̂`` lies outside the multi-fidelity
+set, ``V`` also counts the cost of projecting the two columns onto it; the
+authors' statistic keeps that cost (``statistic="code"``, the default),
+while ``statistic="glr"`` subtracts it, which is the generalised likelihood
+ratio proper, ``inf_{Alt_i} − inf_{M_MF}`` of the log-likelihood [RECON].
+Both coincide whenever ``µ̂`` is MF-feasible.
+
+Thresholds (natural logarithms; ``t`` samples taken, initial ones included):
+
+* ``"practical"`` [code, every run of the authors]:
+  ``β(t, δ) = log(K/δ) + M log(1 + log t)``; no proof covers it.
+* ``"theory"`` [code, commented out there; that it is the paper's calibrated
+  threshold is RECON]:
+  ``log(K/δ) + 2M log(1 + log(K/δ)) + 12M log(3 + log t) + 2M``.
+* ``"theory-grad"`` [code, GRAD's commented form]:
+  ``log(1/δ) + K log(4 log(1/δ) + 1) + 12 log(3 + log t) + K``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .lower_bound import characteristic_value
+
+__all__ = ["THRESHOLDS", "GLRStopping", "practical_threshold", "theory_threshold",
+           "grad_theory_threshold"]
+
+
+def practical_threshold(t, delta: float, n_arms: int, n_fidelities: int):
+    """``log(K/δ) + M log(1 + log t)`` [code: the threshold of every run]."""
+    t = np.maximum(np.asarray(t, dtype=float), 1.0)
+    return np.log(n_arms / delta) + n_fidelities * np.log1p(np.log(t))
+
+
+def theory_threshold(t, delta: float, n_arms: int, n_fidelities: int):
+    """``log(K/δ) + 2M log(1 + log(K/δ)) + 12M log(3 + log t) + 2M`` [code, commented; RECON]."""
+    t = np.maximum(np.asarray(t, dtype=float), 1.0)
+    lk = np.log(n_arms / delta)
+    m = n_fidelities
+    return lk + 2 * m * np.log1p(lk) + 12 * m * np.log(3.0 + np.log(t)) + 2 * m
+
+
+def grad_theory_threshold(t, delta: float, n_arms: int, n_fidelities: int = 1):
+    """GRAD's ``log(1/δ) + K log(4 log(1/δ) + 1) + 12 log(3 + log t) + K`` [code, commented]."""
+    t = np.maximum(np.asarray(t, dtype=float), 1.0)
+    l1 = np.log(1.0 / delta)
+    return l1 + n_arms * np.log(4 * l1 + 1) + 12 * np.log(3.0 + np.log(t)) + n_arms
+
+
+THRESHOLDS: dict[str, Callable] = {
+    "practical": practical_threshold,
+    "theory": theory_threshold,
+    "theory-grad": grad_theory_threshold,
+}
+STATISTICS = ("code", "glr")
+
+
+class GLRStopping:
+    """GLR test ``Λ_t >= β(t, δ)`` for Gaussian multi-fidelity bandits.
+
+    Parameters
+    ----------
+    n_arms : int
+    xi : array-like, shape (M,)
+        Maximal biases (last 0).
+    sigma : float
+        Standard deviation of the rewards.
+    delta : float
+    threshold : {"practical", "theory", "theory-grad"} or callable
+        A name of :data:`THRESHOLDS` or ``f(t, delta, K, M)``.
+    statistic : {"code", "glr"}
+        See the module docstring.
+    """
+
+    def __init__(self, n_arms: int, xi, sigma: float, delta: float,
+                 threshold="practical", statistic: str = "code"):
+        self.n_arms = int(n_arms)
+        self.xi = np.asarray(xi, dtype=float).reshape(-1)
+        self.sigma = float(sigma)
+        self.delta = float(delta)
+        if callable(threshold):
+            self._beta = threshold
+        elif threshold in THRESHOLDS:
+            self._beta = THRESHOLDS[threshold]
+        else:
+            raise ValueError(f"threshold must be one of {sorted(THRESHOLDS)} or a callable; "
+                             f"got {threshold!r}")
+        if statistic not in STATISTICS:
+            raise ValueError(f"statistic must be one of {STATISTICS}; got {statistic!r}")
+        self.threshold_name = threshold if isinstance(threshold, str) else "custom"
+        self.statistic_name = statistic
+
+    def threshold(self, t):
+        """``β(t, δ)``."""
+        return self._beta(t, self.delta, self.n_arms, self.xi.size)
+
+    def statistic(self, counts, means) -> tuple[float, int]:
+        """``(Λ, arm)`` from counts and means of shape (K, M); ``(0, -1)`` if a count is 0."""
+        counts = np.asarray(counts, dtype=float)
+        if np.any(counts <= 0):
+            return 0.0, -1
+        value, arm, _, _, _ = characteristic_value(
+            np.asarray(means, dtype=float), counts, self.xi, self.sigma,
+            excess=self.statistic_name == "glr")
+        return value, arm
+
+    def test(self, counts, means, t=None) -> tuple[bool, float, float, int]:
+        """``(stop, Λ, β, arm)``; ``t`` defaults to the number of samples ``Σ N``."""
+        counts = np.asarray(counts)
+        t = float(counts.sum()) if t is None else float(t)
+        value, arm = self.statistic(counts, means)
+        beta = float(self.threshold(t))
+        return bool(arm >= 0 and value >= beta), value, beta, arm

@@ -1,0 +1,247 @@
+"""MF-GRAD and GRAD: gradient-ascent sampling towards the cost lower bound, GLR stopping.
+
+Poiani, Degenne, Kaufmann, Metelli, Restelli, *Optimal Multi-Fidelity
+Best-Arm Identification*, NeurIPS 2024 (arXiv 2406.03033); authors' code
+riccardopoiani/adv-mf-bai (``algorithms/gradient.py``,
+``utils/regret_minimizer.py``). GRAD is the single-fidelity algorithm of
+Ménard, *Gradient Ascent for Active Exploration in Bandit Problems*, 2019,
+run at the top fidelity as the authors do.
+
+The structure [paper/summ and code]: one initial pull of every (arm,
+fidelity); then an online learner (exponential weights, i.e. lazy mirror
+ascent on the simplex) over cost proportions ω, fed with sub-gradients of
+``F(ω, µ̂)`` (:mod:`mftune.policies.lower_bound`) at the empirical means;
+the learner's ω turned into pull proportions, mixed with forced exploration
+and tracked cumulatively; the GLR test of :mod:`mftune.policies.glr` stops.
+Details of each step (zeroing rule, cost factor, learning rates, tie
+order) are the authors' code [code] and docs/algorithms.md, section "MF-GRAD
+and the cost lower bound". The rule is deterministic given the
+observations (no random numbers), hence replayable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_batch_size, check_bias, check_costs, check_delta, check_positive
+from .base import Policy, Pulls
+from .glr import GLRStopping
+from .lower_bound import characteristic_value, gaussian_kl
+
+__all__ = ["GRAD", "MFGRAD"]
+
+
+class MFGRAD(Policy):
+    """MF-GRAD (Poiani et al., NeurIPS 2024) as an ask/tell policy.
+
+    Per pull, after the initial round [code]:
+
+    1. sub-gradient of ``F`` at the learner's action ω̃: with ``w = ω̃/λ``,
+       solve ``max_i min_{b≠i} V_w(i, b)`` at the means µ̂ (best arm ``i*``,
+       challenger ``b̂``, alternative columns θ̂); the gain is
+       ``d(µ̂_{k,m}, θ̂_{k,m})/λ_m`` for ``k ∈ {i*, b̂}``, 0 elsewhere, with the
+       code's zeroing rule for ``m < M`` (terms that come only from
+       projecting an MF-infeasible µ̂) [code; reading RECON];
+    2. times ``c̄ = 1/Σ ω̃/λ``, the expected cost of one pull [code];
+    3. exponential weights: ``G += g``, ``ω̃ = softmax(η_n G)``, ``η_n =
+       1/sqrt(n+1)`` (``learning_rate=None``, the code's "theory" rate) or a
+       constant (0.25: MF-GRAD-CONST) [code; summ];
+    4. pull proportions ``π = (ω̃/λ)/Σ(ω̃/λ)``, forced exploration
+       ``π' = (1 − γ_t) π + γ_t/(KM)``, ``γ_t = 1/(4 sqrt(t))`` [code];
+    5. cumulative tracking: ``C += π'``, pull ``argmax (C − N)`` (ties: first
+       in fidelity-major order) [code].
+
+    Stops when the GLR statistic reaches the threshold (checked after every
+    tell); once stopped, :meth:`recommend` returns the arm certified by the
+    test (the empirical best at the top fidelity whenever µ̂ is MF-feasible),
+    before that the empirical best at the top fidelity.
+
+    Parameters
+    ----------
+    n_arms : int
+        Number of arms ``K``.
+    costs : array-like, shape (M,)
+        Cost λ_m of one pull per fidelity (strictly increasing).
+    xi : array-like, shape (M,)
+        Maximal biases ξ_m (strictly decreasing to 0).
+    delta : float
+        Error probability δ.
+    variance_proxy : float
+        σ² of the Gaussian rewards (the statistics use ``d(x, y) = (x − y)²/(2σ²)``).
+    learning_rate : float or None, default=None
+        None: ``1/sqrt(n+1)`` after ``n`` gradients; 0.25 is MF-GRAD-CONST.
+    threshold : {"practical", "theory"} or callable, default="practical"
+        GLR threshold (:mod:`mftune.policies.glr`). "practical" is the one of
+        every run of the authors (no proof covers it); "theory" the
+        calibrated one under which δ-correctness is proved [summ; RECON].
+    statistic : {"code", "glr"}, default="code"
+        GLR statistic (:class:`~mftune.policies.glr.GLRStopping`).
+    stopping : bool, default=True
+        False disables the test (cost-proportion experiments; the caller caps the pulls).
+    random_state : int, Generator or None
+        Unused (the rule is deterministic); kept for the protocol.
+    batch_size : int, default=1
+        Pulls per :meth:`ask`: that many tracking steps, each counting the
+        pulls already asked as done [RECON; 1 is the paper's algorithm].
+    """
+
+    _theory_threshold = "theory"
+
+    def __init__(self, n_arms: int, costs, xi, delta: float, variance_proxy: float,
+                 learning_rate: float | None = None, threshold="practical",
+                 statistic: str = "code", stopping: bool = True, random_state=None,
+                 batch_size: int = 1):
+        costs = check_costs(costs, "costs")
+        super().__init__(n_arms, costs.size, random_state)
+        self.costs = costs
+        self.xi = check_bias(xi, "xi", costs.size)
+        self.delta = check_delta(delta)
+        self.variance_proxy = check_positive(variance_proxy, "variance_proxy")
+        self.sigma = float(np.sqrt(self.variance_proxy))
+        self.learning_rate = (None if learning_rate is None
+                              else check_positive(learning_rate, "learning_rate"))
+        self.stopping = bool(stopping)
+        self.batch_size = check_batch_size(batch_size)
+        fids = self._fidelities()
+        self.fids_ = fids
+        self.lam_ = costs[fids]
+        self.xi_ = self.xi[fids] - self.xi[fids[-1]]
+        K, Mu = self.n_arms, fids.size
+        if threshold == "theory":
+            threshold = self._theory_threshold
+        self.glr = GLRStopping(K, self.xi_, self.sigma, self.delta, threshold, statistic)
+        self.gains_ = np.zeros((K, Mu))       # G, cumulative gains
+        self.n_gradients_ = 0                 # n, gains fed so far
+        self.omega_ = np.full((K, Mu), 1.0 / (K * Mu))  # learner's action ω̃ (cost proportions)
+        self.tracking_ = np.zeros((Mu, K))    # C, fidelity-major like the counts
+        self.stopped_ = False
+        self.glr_value_ = 0.0
+        self.glr_threshold_ = np.inf
+        self.glr_arm_ = -1
+
+    def _fidelities(self) -> np.ndarray:
+        """Fidelities the policy pulls (all of them for MF-GRAD)."""
+        return np.arange(self.n_fidelities)
+
+    # -- protocol -------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self.stopped_
+
+    def nominal_costs(self) -> np.ndarray:
+        return self.costs
+
+    def _means_km(self) -> np.ndarray:
+        c = self.stats.counts[self.fids_]
+        return (self.stats.sums[self.fids_] / np.maximum(c, 1)).T
+
+    def recommend(self) -> int:
+        """The arm certified by the GLR test once stopped, else the empirical best at the top."""
+        if self.stopped_ and self.glr_arm_ >= 0:
+            return int(self.glr_arm_)
+        c = self.stats.counts[-1]
+        means = np.where(c > 0, self.stats.sums[-1] / np.maximum(c, 1), -np.inf)
+        return int(np.argmax(means))
+
+    def _next_pulls(self, n: int) -> Pulls:
+        arms, fids = [], []
+        asked = self.stats.counts[self.fids_] + self.pending[self.fids_]  # (Mu, K)
+        for _ in range(n):
+            k, j = self._step(asked)
+            asked[j, k] += 1
+            arms.append(k)
+            fids.append(int(self.fids_[j]))
+        return Pulls(np.array(arms), np.array(fids))
+
+    def _step(self, asked: np.ndarray) -> tuple[int, int]:
+        """One decision: ``(arm, index into fids_)``, given the pulls asked so far (Mu, K)."""
+        zero = asked.T == 0  # arm-major order for the initial round
+        if zero.any():
+            k, j = np.unravel_index(int(np.argmax(zero)), zero.shape)
+            return int(k), int(j)
+        t = float(asked.sum()) + 1.0
+        self._learner_update()
+        w = self.omega_ / self.lam_
+        pi = w / w.sum()
+        gamma = 1.0 / (4.0 * np.sqrt(t))
+        self.tracking_ += ((1.0 - gamma) * pi + gamma / pi.size).T
+        j, k = np.unravel_index(int(np.argmax(self.tracking_ - asked)), asked.shape)
+        return int(k), int(j)
+
+    def _learner_update(self) -> None:
+        """Feed the sub-gradient at ω̃ to the exponential weights; ω̃ becomes the new action."""
+        mu = self._means_km()
+        w = self.omega_ / self.lam_
+        _, i, b, th_i, th_b = characteristic_value(mu, w, self.xi_, self.sigma)
+        g = np.zeros_like(self.gains_)
+        g[i] = gaussian_kl(mu[i], th_i, self.sigma) / self.lam_
+        g[b] = gaussian_kl(mu[b], th_b, self.sigma) / self.lam_
+        low = slice(0, self.lam_.size - 1)
+        g[b, low][th_b[-1] <= mu[b, low] + self.xi_[low]] = 0.0
+        g[i, low][th_i[-1] >= mu[i, low] - self.xi_[low]] = 0.0
+        g /= w.sum()  # times c̄ = 1 / Σ ω̃/λ, the expected cost of one pull
+        self.gains_ += g
+        self.n_gradients_ += 1
+        lr = self.current_learning_rate()
+        z = lr * (self.gains_ - self.gains_.max())
+        e = np.exp(z)
+        self.omega_ = e / e.sum()
+
+    def current_learning_rate(self) -> float:
+        """``η_n``: the constant, or ``1/sqrt(n+1)`` after ``n`` gradients [code]."""
+        if self.learning_rate is not None:
+            return self.learning_rate
+        return 1.0 / np.sqrt(self.n_gradients_ + 1.0)
+
+    def _after_tell(self, pulls, rewards, costs) -> None:
+        self.n_rounds += 1
+        if not self.stopping:
+            return
+        counts = self.stats.counts[self.fids_].T
+        stop, value, beta, arm = self.glr.test(counts, self._means_km())
+        self.glr_value_, self.glr_threshold_, self.glr_arm_ = value, beta, arm
+        self.stopped_ = stop
+
+    # -- reporting --------------------------------------------------------------
+    def cost_proportions(self) -> np.ndarray:
+        """Empirical cost proportions ``λ_m N_{k,m} / c_t``, shape (K, M)."""
+        spent = self.stats.counts.T * self.costs
+        total = spent.sum()
+        return spent / total if total > 0 else spent.astype(float)
+
+    def _summary_extra(self) -> dict:
+        return {
+            "glr": float(self.glr_value_),
+            "threshold": float(self.glr_threshold_),
+            "threshold_rule": self.glr.threshold_name,
+            "statistic": self.glr.statistic_name,
+            "glr_arm": int(self.glr_arm_),
+            "gradient_steps": int(self.n_gradients_),
+            "learning_rate": None if self.learning_rate is None else self.learning_rate,
+            "omega": self.omega_.tolist(),
+        }
+
+
+class GRAD(MFGRAD):
+    """GRAD (Ménard 2019) at the top fidelity, as the authors run it: MF-GRAD with M = 1.
+
+    Only the top fidelity is pulled; with one fidelity every step of
+    :class:`MFGRAD` reduces to the authors' ``BAIGradientLearner`` (the
+    cost factor ``c̄ = λ_M`` cancels the ``1/λ_M`` of the gains) [code;
+    RECON]. ``threshold="theory"`` is GRAD's own commented form
+    (``"theory-grad"`` of :mod:`mftune.policies.glr`); ``"practical"`` is
+    ``log(K/δ) + log(1 + log t)`` [code]. ``xi`` may be None (unused).
+    Parameters as :class:`MFGRAD`.
+    """
+
+    _theory_threshold = "theory-grad"
+
+    def __init__(self, n_arms: int, costs, xi=None, delta: float = 0.01,
+                 variance_proxy: float = 1.0, **kwargs):
+        costs = check_costs(costs, "costs")
+        if xi is None:
+            xi = np.linspace(1.0, 0.0, costs.size)  # placeholder: only fidelity M is used
+        super().__init__(n_arms, costs, xi, delta, variance_proxy, **kwargs)
+
+    def _fidelities(self) -> np.ndarray:
+        return np.array([self.n_fidelities - 1])
