@@ -2,7 +2,7 @@
 
 For an instance µ (K arms × M fidelities, known costs λ, bias bounds ξ and
 noise σ), every δ-correct algorithm has E[c_τ] ≥ C*(µ)·log(1/(2.4δ))
-(Poiani et al., NeurIPS 2024; ``/work/shared/MFGRAD.md`` §2). This module
+(Poiani et al., NeurIPS 2024; docs/algorithms.md). This module
 runs SE, IISE, IISE-γ, MFE, LUCB-Explore-A/B/C, GRAD and MF-GRAD on four
 instance families and reports each policy's mean cost next to that bound.
 
@@ -41,7 +41,9 @@ from functools import partial
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
+from ..policies.lower_bound import cost_lower_bound
 from ..policies.lucb import MultiFidelityLUCB
+from ..policies.mf_grad import GRAD, MFGRAD
 from .bandits import BernoulliBandit, GaussianBandit, SimulatedBandit, load_instance
 from .iise_table1 import _FILES as IISE_FILES
 from .iise_table1 import MFE_C, _iise, _iise_gamma, _mfe, _se, make_domain
@@ -52,7 +54,7 @@ from .simulate import simulate_runs
 
 __all__ = [
     "FAMILIES", "POLICIES", "BoundInfo", "Cell", "Instance", "instance_bound", "load_family",
-    "optional_status", "run_cells", "summarise",
+    "run_cells", "summarise",
 ]
 
 FAMILIES = ("iise", "wang", "mfgrad", "mfucb")
@@ -179,27 +181,15 @@ def bound_sigma(env: SimulatedBandit) -> tuple[float, str]:
     return float(np.sqrt(env.variance_proxy)), "proxy"
 
 
-def lower_bound_function():
-    """``cost_lower_bound`` from ``mftune.policies.lower_bound``, or None if absent."""
-    try:
-        from ..policies.lower_bound import cost_lower_bound
-    except ImportError:
-        return None
-    return cost_lower_bound
-
-
 def instance_bound(env: SimulatedBandit) -> BoundInfo:
     """C*(µ) for ``env`` with its bias bounds ``env.xi`` (see :class:`BoundInfo`)."""
-    solver = lower_bound_function()
-    if solver is None:
-        return BoundInfo(None, None, "n/a", "mftune.policies.lower_bound not available")
     if env.n_arms > MAX_ARMS:
         return BoundInfo(None, None, "n/a", f"K = {env.n_arms} > {MAX_ARMS}")
     sigma, kind = bound_sigma(env)
     if not sigma > 0:
         return BoundInfo(None, None, "n/a", "a mean at 0 or 1: no Bernoulli envelope")
     try:
-        lb = solver(env.theta.T, env.costs, env.xi, sigma)
+        lb = cost_lower_bound(env.theta.T, env.costs, env.xi, sigma)
     except ValueError as exc:  # e.g. means outside the bias bounds (Wang's Table 2)
         return BoundInfo(None, sigma, "n/a", f"solver: {exc}")
     return BoundInfo(float(lb.c_star), sigma, kind, omega=np.asarray(lb.omega).tolist(),
@@ -207,23 +197,6 @@ def instance_bound(env: SimulatedBandit) -> BoundInfo:
 
 
 # -- policies --------------------------------------------------------------------------
-def grad_classes() -> dict:
-    """``{"GRAD": cls, "MF-GRAD": cls}`` for the importable ones (empty when absent)."""
-    try:
-        from ..policies import mf_grad
-    except ImportError:
-        return {}
-    return {name: getattr(mf_grad, attr) for name, attr in (("GRAD", "GRAD"), ("MF-GRAD", "MFGRAD"))
-            if hasattr(mf_grad, attr)}
-
-
-def optional_status() -> dict:
-    """What the optional modules provide: ``{"bound": bool, "GRAD": bool, "MF-GRAD": bool}``."""
-    have = grad_classes()
-    return {"bound": lower_bound_function() is not None, "GRAD": "GRAD" in have,
-            "MF-GRAD": "MF-GRAD" in have}
-
-
 def top_fidelity(env: SimulatedBandit) -> SimulatedBandit:
     """``env`` restricted to its top fidelity (for single-fidelity policies)."""
     top = copy.copy(env)
@@ -241,7 +214,7 @@ def make_grad(env, kind="MF-GRAD", delta=0.01, learning_rate=None, run_index=0, 
     given the full costs and ξ when its signature takes ``xi``, otherwise only
     the top fidelity's cost (and is then run on :func:`top_fidelity`).
     """
-    cls = grad_classes()[kind]
+    cls = {"GRAD": GRAD, "MF-GRAD": MFGRAD}[kind]
     params = inspect.signature(cls).parameters
     kw = {"delta": delta, "variance_proxy": env.variance_proxy,
           "random_state": [int(seed), int(run_index), 1]}
@@ -315,10 +288,8 @@ def run_lucb(inst, procedure, delta, n_runs, seed, n_jobs, max_pulls):
     return simulate_runs(env, {name: factory}, n_runs, seed, n_jobs, max_pulls=max_pulls)
 
 
-def skip_reason(policy: str, inst: Instance, have: dict) -> str | None:
+def skip_reason(policy: str, inst: Instance) -> str | None:
     """Why ``policy`` is not run on ``inst`` (None: it is run)."""
-    if policy in ("GRAD", "MF-GRAD") and not have.get(policy):
-        return "mftune.policies.mf_grad not available"
     if policy not in ELIMINATION and inst.env.n_arms > MAX_ARMS:
         return f"K = {inst.env.n_arms} > {MAX_ARMS}"
     if policy in ("LUCB-A", "LUCB-B"):
@@ -407,11 +378,10 @@ def policy_setup(policy, inst, delta, seed=0, learning_rate=None):
 
 
 def run_cell(policy, inst, delta, n_runs, seed=0, n_jobs=None, max_pulls=10**6,
-             bound: BoundInfo | None = None, learning_rate=None, have=None) -> Cell:
+             bound: BoundInfo | None = None, learning_rate=None) -> Cell:
     """Run ``policy`` ``n_runs`` times on ``inst`` and summarise against ``bound``."""
-    have = optional_status() if have is None else have
     cell = Cell(inst.family, inst.name, policy, float(delta), int(n_runs))
-    reason = skip_reason(policy.replace("-CONST", ""), inst, have)
+    reason = skip_reason(policy.replace("-CONST", ""), inst)
     if reason is None and not policy.startswith("LUCB-"):
         try:
             policy_setup(policy, inst, delta, seed, learning_rate)
@@ -448,10 +418,8 @@ def run_cell(policy, inst, delta, n_runs, seed=0, n_jobs=None, max_pulls=10**6,
 def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jobs=None,
               max_pulls=10**6, bounds=None) -> list[Cell]:
     """Every (instance, policy) cell; ``bounds`` maps instance name -> BoundInfo."""
-    have = optional_status()
     bounds = bounds if bounds is not None else {i.name: instance_bound(i.env) for i in instances}
-    return [run_cell(p, inst, delta, n_runs, seed, n_jobs, max_pulls, bounds[inst.name],
-                     have=have)
+    return [run_cell(p, inst, delta, n_runs, seed, n_jobs, max_pulls, bounds[inst.name])
             for inst in instances for p in policies]
 
 

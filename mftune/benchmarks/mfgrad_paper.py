@@ -1,7 +1,7 @@
 """The experiments of Poiani et al., *Optimal Multi-Fidelity Best-Arm Identification* (2024).
 
-``/work/shared/MFGRAD.md`` §5: the paper's results are figures only, so the
-reference values printed beside ours are **re-runs of the authors' code**
+The paper's results are figures only, so the reference values printed beside
+ours are **re-runs of the authors' code**
 (riccardopoiani/adv-mf-bai @ 5f61d7b, practical thresholds), not published
 numbers. Three parts:
 
@@ -28,7 +28,6 @@ from .lower_bound import (
     instance_bound,
     make_grad,
     mfgrad_instances,
-    optional_status,
     run_cell,
     run_lucb,
 )
@@ -38,8 +37,8 @@ __all__ = ["COST_POLICIES", "REFERENCE", "cost_comparison", "forever", "proporti
 
 #: (label, learning rate); None = the class's default (theory) rate.
 COST_POLICIES = (("MF-GRAD", None), ("MF-GRAD-CONST", 0.25), ("GRAD", 0.25), ("IISE", None))
-#: MFGRAD.md §5 reference runs of the authors' code: (mean cost, 95% CI half-width, runs),
-#: and C*·ln(1/δ) at δ = 0.01 from MFGRAD.md §2 [RECON solver].
+#: Reference runs of the authors' code: (mean cost, 95% CI half-width, runs),
+#: and C*·ln(1/δ) at δ = 0.01 [RECON solver].
 REFERENCE = {
     "4x5": {"bound_ln": 9.21, "MF-GRAD-CONST": (82.7, 5.1, 100), "MF-GRAD": (99.0, 7.5, 50),
             "GRAD": (364, 27, 100), "IISE": (224, 9, 100)},
@@ -73,14 +72,13 @@ def _instances(instance_dir, names):
 def cost_comparison(instance_dir, names=("4x5",), n_runs=1000, seed=0, n_jobs=None,
                     max_pulls=10**6, delta=DELTA) -> list[Cell]:
     """The cost cells of :data:`COST_POLICIES` on the named instances (MF-GRAD rows skip
-    themselves with a note when ``mftune.policies.mf_grad`` is absent)."""
-    have = optional_status()
+    themselves with a note where a policy refuses an instance)."""
     cells = []
     for inst in _instances(instance_dir, names):
         bound = instance_bound(inst.env)
         for label, lr in COST_POLICIES:
             cells.append(run_cell(label, inst, delta, n_runs, seed, n_jobs, max_pulls, bound,
-                                  learning_rate=lr, have=have))
+                                  learning_rate=lr))
     return cells
 
 
@@ -94,7 +92,7 @@ def omega_star(inst, instance_dir) -> tuple[np.ndarray, str]:
     omega = np.zeros((inst.env.n_arms, inst.env.n_fidelities))
     for k, m, w in support:
         omega[int(k), int(m)] = w
-    return omega, "instance file (MFGRAD.md solver)"
+    return omega, "instance file"
 
 
 def _never_stops(policy):
@@ -131,9 +129,6 @@ def proportions(instance_dir, n_runs=100, checkpoints=(10**4, 10**5), seed=0, n_
     omega, source = omega_star(inst, instance_dir)
     result = {"instance": name, "omega_star": omega.tolist(), "omega_source": source,
               "checkpoints": list(checkpoints), "runs": n_runs, "policies": {}}
-    if not optional_status()["MF-GRAD"]:
-        result["note"] = "skipped: mftune.policies.mf_grad not available"
-        return result
     for label, lr in (("MF-GRAD", None), ("MF-GRAD-CONST", 0.25)):
         jobs = [delayed(_prop_run)(inst.env, lr, checkpoints, seed, r) for r in range(n_runs)]
         outs = ([fn(*a, **k) for fn, a, k in jobs] if n_jobs in (None, 1)

@@ -14,7 +14,6 @@ from ..benchmarks.lower_bound import (
     POLICIES,
     instance_bound,
     load_family,
-    optional_status,
     run_cells,
     summarise,
 )
@@ -137,16 +136,14 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
     """Mean cost of each policy against the bound C*(µ)·log(1/(2.4δ)) (Poiani et al. 2024).
 
     One table per family: mean cost ± 95% CI, the bound, their ratio, wrong
-    answers (among the runs that stopped) and runs that hit --max-pulls. The bound needs
-    mftune.policies.lower_bound and GRAD/MF-GRAD need mftune.policies.mf_grad;
-    without them those columns and rows are skipped. A mean cost below a valid
+    answers (among the runs that stopped) and runs that hit --max-pulls. A mean cost
+    below a valid
     bound is flagged: the policy has a bug or is not δ-correct at that δ.
     """
     fams = parse_list(families, FAMILIES, "--families")
     pols = parse_list(policies, POLICIES, "--policies")
     if plot_file:
         _pyplot()
-    have = optional_status()
     loaded = {fam: load_family(fam, instance_dir, seed) for fam in fams}
     if instances is not None:
         keep = [v.strip() for v in instances.split(",") if v.strip()]
@@ -178,12 +175,10 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
     if as_json:
         click.echo(json.dumps({"families": out, "summary": summary, "runs": runs,
                                "delta": delta, "seed": seed, "max_pulls": max_pulls,
-                               "available": have, "wall_time": wall}, indent=2))
+                               "wall_time": wall}, indent=2))
     else:
-        missing = [k for k, v in have.items() if not v]
         click.echo(f"Cost against the lower bound C*(µ)·log(1/(2.4δ)) — delta={delta:g}, "
-                   f"{runs} runs, seed {seed}, pull cap {max_pulls} (LUCB, GRAD, MF-GRAD)"
-                   + (f"; not available: {', '.join(missing)}" if missing else ""))
+                   f"{runs} runs, seed {seed}, pull cap {max_pulls} (LUCB, GRAD, MF-GRAD)")
         for text in texts:
             click.echo(text)
         click.echo(format_summary(summary))
