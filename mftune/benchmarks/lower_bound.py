@@ -327,8 +327,10 @@ class Cell:
 
         IISE-γ is never flagged: it is given γ (a bound on the spread of the
         biases), information outside the model class of the bound (ξ only).
+        Nor is a cell with capped runs: their cost is the cap's, not a stopping
+        time, so the mean says nothing of the bound.
         """
-        return bool(self.ratio is not None and self.ratio < 1.0
+        return bool(self.ratio is not None and self.ratio < 1.0 and not self.n_capped
                     and self.policy not in GIVEN_GAMMA
                     and self.bound_kind in ("gaussian", "bernoulli-envelope"))
 
