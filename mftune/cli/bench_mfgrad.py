@@ -28,8 +28,8 @@ def _ref(name, policy) -> str:
 
 
 def _cost_text(cells, delta) -> list[str]:
-    lines = [f"\nCost at delta={delta:g}: mean ± 95% CI (runs); reference = authors' code "
-             "re-run of the authors' code, not published numbers"]
+    lines = [f"\nCost at delta={delta:g}: mean ± 95% CI (runs); reference = a re-run of the "
+             "authors' code, not published numbers"]
     for name in dict.fromkeys(c.instance for c in cells):
         mine = [c for c in cells if c.instance == name]
         bound = next((c.bound for c in mine if c.bound is not None), None)
