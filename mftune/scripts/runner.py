@@ -449,13 +449,7 @@ def _unstartable(name: str, cwd: str | None, path: str | None) -> str | None:
 
 
 def _start_error(name: str, cwd: str | None, exc: OSError) -> str:
-    """Why the command did not start: not found, not executable, no working directory..."""
-    if isinstance(exc, FileNotFoundError):
-        if cwd is not None and not Path(cwd).is_dir():
-            return f"working directory not found: {cwd}"
-        return f"command not found: {name}"
-    if isinstance(exc, PermissionError):
-        return f"command not executable: {name} (permission denied)"
+    """Why the run did not start once :func:`_unstartable` found nothing wrong with it."""
     return f"cannot start {name}: {exc.strerror or exc}"
 
 

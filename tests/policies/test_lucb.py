@@ -129,12 +129,16 @@ def test_vectorised_runs_equal_ask_tell(proc, ties, table):
     """The multi-run simulator (block stepping) decides exactly as the ask/tell policy."""
     env = (wang_table1() if proc != "C" else easy_env()) if table == 1 else wang_table2()
     kw = dict(MU) if proc in ("A", "B") else {}
-    batch = simulate_lucb_batch(env, 3, 11, procedure=proc, delta=0.2, ties=ties,
-                                max_pulls=3000, **kw)
+    _assert_batch_equals_ask_tell(env, proc, 11, ties=ties, **kw)
+
+
+def _assert_batch_equals_ask_tell(env, proc, seed, **kw):
+    """Three runs of the block-stepping simulator against the ask/tell policy, bit for bit."""
+    batch = simulate_lucb_batch(env, 3, seed, procedure=proc, delta=0.2, max_pulls=3000, **kw)
     for r in range(3):
-        pol = MultiFidelityLUCB(env.n_arms, env.costs, env.xi, 0.2, proc, ties=ties,
-                                random_state=[11, r, 1], **kw)
-        run(pol, BanditEvaluator(env, np.random.default_rng([11, r])), max_pulls=3000)
+        pol = MultiFidelityLUCB(env.n_arms, env.costs, env.xi, 0.2, proc,
+                                random_state=[seed, r, 1], **kw)
+        run(pol, BanditEvaluator(env, np.random.default_rng([seed, r])), max_pulls=3000)
         assert np.array_equal(pol.stats.counts, batch.pulls[r])
         assert pol.recommend() == batch.recommendation[r]
         assert pol.stats.cost.sum() == pytest.approx(batch.cost[r])
@@ -258,15 +262,7 @@ def test_vectorised_gaussian_runs_equal_ask_tell(proc):
     theta = np.array([[0.6, 0.9, 0.2], [0.9, 0.6, 0.3], [1.0, 0.7, 0.4]])
     env = GaussianBandit(theta, [1.0, 2.0, 5.0], sigma=0.5, xi=[0.4, 0.2, 0.0])
     kw = {"mu1_tilde": 1.0, "mu2_tilde": 0.7} if proc in ("A", "B") else {}
-    batch = simulate_lucb_batch(env, 3, 4, procedure=proc, delta=0.2, clip=False,
-                                max_pulls=3000, **kw)
-    for r in range(3):
-        pol = MultiFidelityLUCB(env.n_arms, env.costs, env.xi, 0.2, proc, clip=False,
-                                random_state=[4, r, 1], **kw)
-        run(pol, BanditEvaluator(env, np.random.default_rng([4, r])), max_pulls=3000)
-        assert np.array_equal(pol.stats.counts, batch.pulls[r])
-        assert pol.recommend() == batch.recommendation[r]
-        assert pol.stats.cost.sum() == pytest.approx(batch.cost[r])
+    _assert_batch_equals_ask_tell(env, proc, 4, clip=False, **kw)
 
 
 def test_batch_simulator_rejects_other_laws():
