@@ -14,6 +14,8 @@ __all__ = [
     "hoeffding_radius",
     "iise_phase_length",
     "iise_radius",
+    "mixture_radius",
+    "phase_length",
     "lucb_radius",
     "inverse_sqrt_counts",
     "lucb_radius_many",
@@ -53,6 +55,43 @@ def iise_radius(t, delta: float, sigma2: float = 1.0):
     t = _counts(t)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.sqrt(2.0 * sigma2 * np.log(4.0 * t * t / delta) / t)
+    out = np.where(t > 0, out, np.inf)
+    return out if out.ndim else float(out)
+
+
+def mixture_radius(t, delta: float, sigma2: float = 1.0, rho: float = 1.0):
+    """Anytime-valid normal-mixture radius ``sqrt(σ²(t+ρ) log((t+ρ)/(ρ δ²))) / t``.
+
+    Source: Robbins' normal mixture, in the form of Howard, Ramdas, McAuliffe
+    & Sekhon (2021), "Time-uniform, nonparametric, nonasymptotic confidence
+    sequences", Eq. (14) with intrinsic time ``v = σ² t`` and mixture
+    precision ``ρ σ²`` [paper]. For σ-sub-Gaussian rewards the mean of the
+    first ``t`` lies within this radius of the true mean for *every* ``t``
+    at once with probability ``>= 1 − δ`` (Ville's inequality on the
+    two-sided mixture supermartingale), so no union bound over rounds is
+    needed: from about ten samples on it asks half the samples of
+    :func:`iise_radius` at the same δ. ``ρ = 1`` (tightest near ``t = 1``
+    to a few tens) is [calib] (docs/algorithms.md).
+
+    Parameters
+    ----------
+    t : int or array-like of int
+        Number of samples behind the mean.
+    delta : float
+        Error probability of the whole sequence.
+    sigma2 : float, default=1.0
+        Sub-Gaussian variance proxy σ².
+    rho : float, default=1.0
+        Mixture precision in units of ``1/σ²``.
+
+    Returns
+    -------
+    float or ndarray
+        The radius, ``inf`` where ``t == 0``.
+    """
+    t = _counts(t)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.sqrt(sigma2 * (t + rho) * np.log((t + rho) / (rho * delta * delta))) / t
     out = np.where(t > 0, out, np.inf)
     return out if out.ndim else float(out)
 
@@ -101,26 +140,37 @@ def hoeffding_radius(n, delta: float, value_range: float = 1.0):
     return out if out.ndim else float(out)
 
 
-def iise_phase_length(threshold: float, delta: float, sigma2: float = 1.0) -> float:
-    """Smallest ``t >= 1`` with ``4 B(t, δ) <= threshold`` (``inf`` if threshold <= 0).
+def phase_length(threshold: float, radius) -> float:
+    """Smallest ``t >= 1`` with ``4 radius(t) <= threshold`` (``inf`` if threshold <= 0).
 
     IISE's phase switch (Poiani et al. 2022, Alg. 1) fires at the first round
-    whose radius satisfies ``α_m >= 4 B(t, δ')``; as ``B`` is decreasing in
-    ``t`` for ``t >= 1`` that round is deterministic and found here by a
+    whose radius satisfies ``α_m >= 4 B(t, δ')``; as the radii here decrease
+    in ``t`` for ``t >= 1`` that round is deterministic and found by a
     doubling search followed by bisection.
+
+    Parameters
+    ----------
+    threshold : float
+    radius : callable
+        ``radius(t) -> float`` for an integer ``t >= 1``.
     """
     if not threshold > 0:
         return np.inf
     lo, hi = 0, 1
-    while 4.0 * iise_radius(hi, delta, sigma2) > threshold:
+    while 4.0 * radius(hi) > threshold:
         lo, hi = hi, hi * 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if 4.0 * iise_radius(mid, delta, sigma2) > threshold:
+        if 4.0 * radius(mid) > threshold:
             lo = mid
         else:
             hi = mid
     return float(hi)
+
+
+def iise_phase_length(threshold: float, delta: float, sigma2: float = 1.0) -> float:
+    """:func:`phase_length` of :func:`iise_radius` at ``δ`` and ``σ²``."""
+    return phase_length(threshold, lambda t: iise_radius(t, delta, sigma2))
 
 
 def gp_ucb_beta(t, n_dims: int, kind: str = "practical", delta: float = 0.05,

@@ -36,7 +36,7 @@ import numpy as np
 from scipy.stats import norm
 
 __all__ = [
-    "BiasEstimate", "estimate_bias", "extend_to_top", "grow_violated", "monotone_bounds",
+    "BiasEstimate", "EPSILON_UNIT", "curve_steps", "default_epsilon", "estimate_bias", "extend_to_top", "grow_violated", "monotone_bounds",
     "pooled_variance", "running_costs",
 ]
 
@@ -50,6 +50,66 @@ def monotone_bounds(bounds) -> np.ndarray:
     for m in range(b.size - 2, -1, -1):
         b[m] = max(b[m], 1.01 * b[m + 1] + _TINY)
     return b
+
+
+def curve_steps(levels) -> np.ndarray:
+    """Steps of rise left to the top, per fidelity: the tuner's ``curve_check`` [RECON].
+
+    For numeric levels ``L`` (training sizes, iterations), fidelity ``m``'s
+    entry is ``(log L_M − log L_m) / (log L_m − log L_{m−1})``: the distance
+    to the top in units of the step just taken, on a log scale. A score that
+    is concave in ``log L`` (each ×-step gains no more than the one before,
+    as learning curves do) rises by at most that many times its last gain
+    before the top. Other levels count fidelities: ``M − 1 − m``. The first
+    entry (no step taken yet: the policy eliminates nothing there) is
+    ``M − 1`` and the last 0.
+    """
+    n = len(levels)
+    steps = np.arange(n - 1, -1, -1, dtype=float)
+    try:
+        lv = np.log(np.asarray(levels, dtype=float))
+        if np.all(np.isfinite(lv)) and np.all(np.diff(lv) > 0):
+            steps[1:] = (lv[-1] - lv[1:]) / np.diff(lv)
+    except (TypeError, ValueError):
+        pass
+    steps[0] = n - 1
+    return steps
+
+
+#: The default ε of scores in [0, 1] (accuracy, AUC, F1...): half a point.
+EPSILON_UNIT = 0.005
+#: The default ε never exceeds this share of the observed score range.
+EPSILON_SHARE = 0.1
+
+
+def default_epsilon(scores, fallback: float) -> float:
+    """The ``epsilon="auto"`` of a search: what "as good as the best" means for its scores.
+
+    Scores that all lie in [0, 1] (accuracy-like) get an absolute tolerance of
+    :data:`EPSILON_UNIT` (half a point of accuracy); other scores 1 % of
+    their observed range. Either is capped at :data:`EPSILON_SHARE` of the
+    observed range, so ε stays small next to the differences the search
+    sees. ``fallback`` (the top fidelity's σ) serves when no score was seen.
+
+    Parameters
+    ----------
+    scores : array-like
+        The scores seen so far (the calibration's); ``nan`` ignored.
+    fallback : float
+
+    Returns
+    -------
+    float
+    """
+    s = np.asarray(scores, dtype=float)
+    s = s[np.isfinite(s)]
+    if s.size == 0:
+        return float(fallback)
+    span = float(s.max() - s.min())
+    eps = EPSILON_UNIT if s.min() >= 0.0 and s.max() <= 1.0 else 0.01 * span
+    if span > 0:
+        eps = min(eps, EPSILON_SHARE * span)
+    return float(eps) if eps > 0 else float(fallback)
 
 
 def running_costs(cost_sums, counts, prior) -> np.ndarray:

@@ -30,6 +30,8 @@ from ..radii import iise_radius
 from ..study.record import statement
 from ..study.store import json_safe
 from .calibration import (
+    curve_steps,
+    default_epsilon,
     estimate_bias,
     extend_to_top,
     grow_violated,
@@ -181,7 +183,16 @@ class Search:
         self.sigma_ = sigmas
         self.deterministic_ = est is not None and self.sigma is None and est.dof > 0 \
             and bool(np.all(sigmas <= 1e-6))
-        self.epsilon_ = float(sigmas[-1]) if self.epsilon == "auto" else self.epsilon
+        seen = self._cal_scores if est is not None else np.empty(0)
+        if self.epsilon == "auto":
+            self.epsilon_ = default_epsilon(seen, float(sigmas[-1]))
+        else:
+            self.epsilon_ = self.epsilon
+            span = float(np.ptp(seen[np.isfinite(seen)])) if np.isfinite(seen).any() else 0.0
+            if self.epsilon and span > 0 and self.epsilon > span:
+                raise ValueError(f"epsilon={self.epsilon:g} is larger than the range of the "
+                                 f"scores seen ({span:.4g}): every candidate would be 'within "
+                                 "epsilon of the best'; give a smaller epsilon, 'auto' or None")
         if self.deterministic_ and self.epsilon == "auto":
             self.epsilon_ = 0.0
         entry = algorithms.REGISTRY.get(name)
@@ -211,6 +222,8 @@ class Search:
                 mu_tilde=self._mu_tilde(bounds) if name in ("lucb-a", "lucb-b") else None,
                 evaluator=ev, sigmas=sigmas, batch_size=int(self.batch_size),
                 params=self.algorithm_params_, **algorithms.tuner_switches(name))
+            if name in algorithms.FUTILITY_ALGORITHMS and "curve_check" not in ctx.params:
+                ctx.curve_check = curve_steps(levels)
             self.policy_ = algorithms.make_policy(name, ctx)
         else:
             self.policy_ = self.algorithm
@@ -248,6 +261,9 @@ class Search:
                 "best_first": bool(getattr(self.policy_, "best_first", False)),
                 "batch_size": int(getattr(self.policy_, "batch_size", 1)),
                 "chunk_cost": getattr(self.policy_, "chunk_cost", None),
+                "confidence": getattr(self.policy_, "confidence", None),
+                "top_share": getattr(self.policy_, "top_share", None),
+                "curve_check": getattr(self.policy_, "curve_check", None),
                 "algorithm_params": self.algorithm_params_ or None}))
 
     def stopping_plan(self) -> str:

@@ -18,10 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_batch_size, check_bias, check_costs, check_delta, check_positive
-from ..radii import iise_phase_length, iise_radius
+from ..radii import iise_radius, mixture_radius, phase_length
 from .base import ArmStats, Policy, Pulls
 
-__all__ = ["PhasedElimination"]
+__all__ = ["CONFIDENCES", "PhasedElimination"]
+
+#: The confidence radii a phased elimination can use.
+CONFIDENCES = ("iise", "mixture")
 
 
 class PhasedElimination(Policy):
@@ -69,6 +72,27 @@ class PhasedElimination(Policy):
         :attr:`pull_costs_` when set (the tuner's measured seconds), else λ --
         so cheap fidelities still go in large batches. ``None``: one pull per
         worker.
+    confidence : {"iise", "mixture"}, default="iise"
+        The radius ``B(t, δ')``: the paper's union bound over rounds
+        (:func:`~mftune.radii.iise_radius`) or the anytime-valid normal
+        mixture (:func:`~mftune.radii.mixture_radius`, [paper: Howard et
+        al. 2021]), which needs about half the samples from ten rounds on.
+    curve_check : array-like of shape (M,), optional
+        Guard of the certificate against late bloomers [RECON]: below the
+        top an arm is eliminated only once it has been seen at an earlier
+        fidelity too, and only with the extra margin ``curve_check[m] ·
+        max(0, Δ_i − Δ_lead)``, where ``Δ`` is an arm's gain between the
+        previous phase's fidelity and ``m`` and ``lead`` the arm with the best
+        mean at ``m``. With ``curve_check[m]`` the number of such steps left
+        to the top (the tuner: the ratio of log-level distances), it covers
+        any arm whose score keeps rising at most as fast per step as it just
+        did (scores concave in the log of the fidelity, as learning curves
+        are). ``None``: the paper's rule.
+    top_share : float, optional
+        Share of δ spent by the final phase: its arms use ``δ top_share / K``
+        and the earlier phases split the rest, ``δ (1 − top_share) / (K (P −
+        1))`` for ``P`` phases [RECON]. ``None``: ``delta_prime`` for every
+        phase (the paper's ``δ/(K M)``).
     """
 
     def __init__(
@@ -88,6 +112,9 @@ class PhasedElimination(Policy):
         best_first: bool = False,
         batch_size: int = 1,
         chunk_cost: float | None = None,
+        confidence: str = "iise",
+        top_share: float | None = None,
+        curve_check=None,
     ):
         costs = check_costs(costs, "costs")
         super().__init__(n_arms, costs.size, random_state)
@@ -99,6 +126,17 @@ class PhasedElimination(Policy):
         self.widths = np.asarray(widths, dtype=float)
         self.phases = np.asarray(phases, dtype=np.int64)
         self.delta_prime = float(delta_prime)
+        if confidence not in CONFIDENCES:
+            raise ValueError(f"confidence must be one of {CONFIDENCES}; got {confidence!r}")
+        self.confidence = confidence
+        if top_share is not None and not 0.0 < float(top_share) < 1.0:
+            raise ValueError(f"top_share must be in (0, 1) or None; got {top_share!r}")
+        self.top_share = None if top_share is None else float(top_share)
+        self.curve_check = None if curve_check is None else np.asarray(curve_check, float)
+        if self.curve_check is not None and (self.curve_check.shape != costs.shape
+                                             or np.any(~(self.curve_check >= 0))):
+            raise ValueError(f"curve_check must hold {costs.size} non-negative numbers; "
+                             f"got {curve_check!r}")
         self.futility_switch = bool(futility_switch)
         self.futile_switches_ = 0  # phases left by the futility switch
         self.cost_balance = None if cost_balance is None else check_positive(
@@ -237,32 +275,44 @@ class PhasedElimination(Policy):
     # -- round logic shared by the per-round and block paths -------------------
     _CHUNK = 4096
 
-    def radius(self, t):
-        """IISE radius ``B(t, δ')`` at the policy's δ' and σ², for integer ``t >= 1``.
+    def radius(self, t, phase: int | None = None):
+        """Radius ``B(t, δ')`` of a phase (the current one) at its δ' and σ², for ``t >= 1``.
 
         Values are computed in fixed, aligned chunks of ``t`` (a few kept in a
         cache), so a given ``t`` always gets the bit-identical radius whichever
         path (per round, or a block of rounds) asks for it.
         """
         t = np.asarray(t, dtype=np.int64)
-        s2 = self._variance_now()
+        phase = self.phase_ if phase is None else phase
+        s2, dp = self._variance_now(phase), self.phase_delta(phase)
+        func = iise_radius if self.confidence == "iise" else mixture_radius
         cache = self.__dict__.setdefault("_radius_cache", {})
         first, last = int(t.min()) // self._CHUNK, int(t.max()) // self._CHUNK
         if len(cache) + last - first >= 64:
             cache.clear()
         for c in range(first, last + 1):
-            if (s2, c) not in cache:
+            if (s2, dp, c) not in cache:
                 ts = np.arange(c * self._CHUNK, (c + 1) * self._CHUNK, dtype=float)
-                cache[(s2, c)] = iise_radius(ts, self.delta_prime, s2)
+                cache[(s2, dp, c)] = func(ts, dp, s2)
         if first == last:
-            return cache[(s2, first)][t - first * self._CHUNK]
-        table = np.concatenate([cache[(s2, c)] for c in range(first, last + 1)])
+            return cache[(s2, dp, first)][t - first * self._CHUNK]
+        table = np.concatenate([cache[(s2, dp, c)] for c in range(first, last + 1)])
         return table[t - first * self._CHUNK]
 
-    def _variance_now(self) -> float:
-        """σ² of the current fidelity: per-fidelity when set by :meth:`update_bounds`."""
+    def phase_delta(self, phase: int | None = None) -> float:
+        """δ' of a phase's per-arm radius (``top_share`` splits δ; else ``delta_prime``)."""
+        if self.top_share is None or self.phases.size == 1:
+            return self.delta_prime
+        phase = self.phase_ if phase is None else phase
+        if phase >= self.phases.size - 1:
+            return self.delta * self.top_share / self.n_arms
+        return self.delta * (1.0 - self.top_share) / (self.n_arms * (self.phases.size - 1))
+
+    def _variance_now(self, phase: int | None = None) -> float:
+        """σ² of a phase's fidelity: per-fidelity when set by :meth:`update_bounds`."""
         per = self.__dict__.get("fidelity_variance_")
-        return self.variance_proxy if per is None else float(per[self.fidelity_])
+        phase = self.phase_ if phase is None else phase
+        return self.variance_proxy if per is None else float(per[self.phases[phase]])
 
     def _events(self, cums: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Boolean per round (columns of ``cums``, arms × rounds): may anything happen?
@@ -294,7 +344,7 @@ class PhasedElimination(Policy):
             self._closed = (m, self.t_, self.stats.sums[m].copy())
         b = self.radius(np.array([self.t_]))
         means = cums[-1] / float(self.t_)
-        out = means.max() - means >= 2.0 * b[0] + self.widths[m]
+        out = means.max() - means >= 2.0 * b[0] + self.widths[m] + self._curve_margin(arms, means)
         if out.any():
             mask = np.zeros(self.n_arms, dtype=bool)
             mask[arms[out]] = True
@@ -314,6 +364,18 @@ class PhasedElimination(Policy):
                 self.t_ = 0
         elif self.epsilon is not None and 2.0 * b[0] + self.widths[m] <= self.epsilon:
             self.stopped_early_ = True
+
+    def _curve_margin(self, arms: np.ndarray, means: np.ndarray) -> np.ndarray | float:
+        """Extra elimination margin of ``arms`` from their last gain (``curve_check``)."""
+        if self.curve_check is None or self.phase_ >= self.phases.size - 1:
+            return 0.0
+        if self.phase_ == 0:
+            return np.inf  # a curve of one point says nothing of its rise
+        prev = int(self.phases[self.phase_ - 1])
+        before = self.stats.sums[prev, arms] / np.maximum(self.stats.counts[prev, arms], 1)
+        gain = means - before
+        lead = int(np.argmax(means))
+        return self.curve_check[self.fidelity_] * np.maximum(gain - gain[lead], 0.0)
 
     def _round_cap(self, phase: int | None = None) -> float:
         """Rounds after which the cost balance leaves a phase (the current one; ``inf``: never)."""
@@ -452,9 +514,9 @@ class PhasedElimination(Policy):
         phase = self.phase_ if phase is None else phase
         if phase >= self.phases.size - 1:
             return np.inf
-        return min(self._round_cap(phase), iise_phase_length(
-            self.thresholds[self.phases[phase]], self.delta_prime, self.variance_proxy
-        ))
+        return min(self._round_cap(phase), phase_length(
+            self.thresholds[self.phases[phase]],
+            lambda t: float(self.radius(np.array([t]), phase)[0])))
 
     def _summary_extra(self) -> dict:
         return {
@@ -464,6 +526,8 @@ class PhasedElimination(Policy):
             "thresholds": self.thresholds.tolist(),
             "widths": self.widths.tolist(),
             "delta_prime": self.delta_prime,
+            "confidence": self.confidence,
+            "top_share": self.top_share,
             "stopped_by_epsilon": bool(self.stopped_early_),
             "futility_switches": int(self.futile_switches_),
             "balanced_switches": int(self.balanced_switches_),

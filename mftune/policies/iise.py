@@ -63,17 +63,19 @@ class SuccessiveElimination(PhasedElimination):
     epsilon : float, optional
         Stop once ``2 B <= ε`` and return the empirical best ([RECON]).
     random_state : None
+    confidence : {"iise", "mixture"}, default="iise"
+        The radius (see :class:`~mftune.policies.elimination.PhasedElimination`).
     """
 
     def __init__(self, n_arms, costs, delta=0.001, variance_proxy=1.0, epsilon=None,
-                 random_state=None):
+                 random_state=None, confidence="iise"):
         costs = check_costs(costs)
         m = costs.size
         super().__init__(
             n_arms, costs, delta, variance_proxy,
             thresholds=np.zeros(m), widths=np.zeros(m), phases=[m - 1],
             delta_prime=check_delta(delta) / n_arms, epsilon=epsilon,
-            random_state=random_state,
+            random_state=random_state, confidence=confidence,
         )
 
 
@@ -89,7 +91,7 @@ class _BoundedElimination(PhasedElimination):
 
     def __init__(self, n_arms, costs, bias, delta, variance_proxy, epsilon, random_state,
                  futility_switch=False, cost_balance=None, best_first=False, batch_size=1,
-                 chunk_cost=None):
+                 chunk_cost=None, confidence="iise", top_share=None, curve_check=None):
         costs = check_costs(costs)
         bias = check_bias(bias, self._bias_name, costs.size)
         self._set_bias(bias)
@@ -100,7 +102,8 @@ class _BoundedElimination(PhasedElimination):
             delta_prime=check_delta(delta) / (n_arms * costs.size), epsilon=epsilon,
             random_state=random_state, futility_switch=futility_switch,
             cost_balance=cost_balance, best_first=best_first, batch_size=batch_size,
-            chunk_cost=chunk_cost,
+            chunk_cost=chunk_cost, confidence=confidence, top_share=top_share,
+            curve_check=curve_check,
         )
 
     def _current_bias(self):
@@ -146,13 +149,23 @@ class IISE(_BoundedElimination):
     chunk_cost : float, optional
         With ``best_first``, the cost each worker gets per :meth:`ask`
         (at least one pull); ``None``: one pull.
+    confidence : {"iise", "mixture"}, default="iise"
+        The radius; ``"iise"`` reproduces the paper (see
+        :class:`~mftune.policies.elimination.PhasedElimination`).
+    top_share : float, optional
+        Share of δ of the top fidelity's phase; ``None`` reproduces the paper.
+    curve_check : array-like of shape (M,), optional
+        The late-bloomer guard of the certificate; ``None`` reproduces the
+        paper (see :class:`~mftune.policies.elimination.PhasedElimination`).
     """
 
     def __init__(self, n_arms, costs, xi, delta=0.001, variance_proxy=1.0, epsilon=None,
                  random_state=None, futility_switch=False, cost_balance=None, best_first=False,
-                 batch_size=1, chunk_cost=None):
+                 batch_size=1, chunk_cost=None, confidence="iise", top_share=None,
+                 curve_check=None):
         super().__init__(n_arms, costs, xi, delta, variance_proxy, epsilon, random_state,
-                         futility_switch, cost_balance, best_first, batch_size, chunk_cost)
+                         futility_switch, cost_balance, best_first, batch_size, chunk_cost,
+                         confidence, top_share, curve_check)
 
     def _derive_bounds(self, costs, bias):
         return iise_thresholds(costs, bias, 4.0), 2.0 * bias
@@ -185,15 +198,23 @@ class IISEGamma(_BoundedElimination):
         See :class:`IISE`.
     chunk_cost : float, optional
         See :class:`IISE`.
+    confidence : {"iise", "mixture"}, default="iise"
+        See :class:`IISE`.
+    top_share : float, optional
+        See :class:`IISE`.
+    curve_check : array-like of shape (M,), optional
+        See :class:`IISE`.
     """
 
     _bias_name = "gamma"
 
     def __init__(self, n_arms, costs, gamma, delta=0.001, variance_proxy=1.0, epsilon=None,
                  random_state=None, futility_switch=False, cost_balance=None, best_first=False,
-                 batch_size=1, chunk_cost=None):
+                 batch_size=1, chunk_cost=None, confidence="iise", top_share=None,
+                 curve_check=None):
         super().__init__(n_arms, costs, gamma, delta, variance_proxy, epsilon, random_state,
-                         futility_switch, cost_balance, best_first, batch_size, chunk_cost)
+                         futility_switch, cost_balance, best_first, batch_size, chunk_cost,
+                         confidence, top_share, curve_check)
 
     def _derive_bounds(self, costs, bias):
         return iise_thresholds(costs, bias, 2.0), bias.copy()

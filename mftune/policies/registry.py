@@ -98,6 +98,15 @@ class PolicyContext:
     chunk_cost : float or None
         With ``best_first``, the seconds of pulls each worker gets per batch
         (:data:`TUNER_CHUNK_SECONDS` in the tuner).
+    confidence : str
+        The radius of the phased eliminations (``"iise"``: the paper's;
+        ``"mixture"``: anytime-valid, :data:`TUNER_CONFIDENCE` in the tuner).
+    curve_check : ndarray of shape (M,) or None
+        The late-bloomer guard of IISE / IISE-γ (steps left to the top per
+        fidelity; :mod:`mftune.policies.elimination`); the tuner sets it.
+    top_share : float or None
+        Share of δ the top fidelity's phase gets (:data:`TUNER_TOP_SHARE`
+        in the tuner; ``None``: the paper's ``δ/(K M)`` everywhere).
     params : dict
         The tuner's ``algorithm_params``: options of the policy the tuner does
         not set itself (checked against :attr:`Entry.options`).
@@ -121,6 +130,9 @@ class PolicyContext:
     cost_balance: float | None = None
     best_first: bool = False
     chunk_cost: float | None = None
+    confidence: str = "iise"
+    top_share: float | None = None
+    curve_check: np.ndarray | None = None
     params: dict = field(default_factory=dict)
 
 
@@ -186,7 +198,7 @@ def check_params(name: str, params) -> dict:
 
 register("se", lambda c: SuccessiveElimination(
     c.n_arms, c.costs, delta=c.delta, variance_proxy=c.variance_proxy, epsilon=c.epsilon,
-    random_state=c.random_state), bias=None,
+    random_state=c.random_state, **c.params), bias=None, options=("confidence",),
     description="successive elimination at the top fidelity only (Poiani et al. 2022)")
 def _iise(cls, bound: str):
     """Factory of IISE / IISE-γ (``bound``: the context's ``"xi"`` or ``"gamma"``)."""
@@ -197,11 +209,14 @@ def _iise(cls, bound: str):
                    random_state=c.random_state,
                    batch_size=c.batch_size,
                    **{"futility_switch": c.futility_switch, "cost_balance": c.cost_balance,
-                      "best_first": c.best_first, "chunk_cost": c.chunk_cost, **c.params})
+                      "best_first": c.best_first, "chunk_cost": c.chunk_cost,
+                      "confidence": c.confidence, "top_share": c.top_share,
+                      "curve_check": c.curve_check, **c.params})
     return factory
 
 
-_SWITCHES = ("futility_switch", "cost_balance", "best_first", "chunk_cost")
+_SWITCHES = ("futility_switch", "cost_balance", "best_first", "chunk_cost", "confidence",
+             "top_share")
 register("iise", _iise(IISE, "xi"), bias="xi", options=_SWITCHES,
          description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
 register("iise-gamma", _iise(IISEGamma, "gamma"), bias="gamma", options=_SWITCHES,
@@ -216,6 +231,12 @@ TUNER_COST_BALANCE: float | None = 1.0
 #: answer follows an expensive round pull by pull, while cheap rounds still go out
 #: in batches large enough to keep joblib's workers busy (docs/parallel.md).
 TUNER_CHUNK_SECONDS: float = 1.0
+#: The tuner's confidence radius and the share of δ of its top-fidelity phase: the
+#: anytime-valid mixture radius needs about half the samples of the union bound, and
+#: the top fidelity, where the contenders are separated, gets half of δ
+#: (docs/algorithms.md, "Stopping that pays for itself"; ``mftune bench curves``).
+TUNER_CONFIDENCE = "mixture"
+TUNER_TOP_SHARE: float | None = 0.5
 
 
 def tuner_switches(name: str) -> dict:
@@ -227,7 +248,8 @@ def tuner_switches(name: str) -> dict:
     if name not in FUTILITY_ALGORITHMS:
         return {}
     switches = {"futility_switch": True, "best_first": True,
-                "chunk_cost": TUNER_CHUNK_SECONDS}
+                "chunk_cost": TUNER_CHUNK_SECONDS, "confidence": TUNER_CONFIDENCE,
+                "top_share": TUNER_TOP_SHARE}
     if TUNER_COST_BALANCE is not None:
         switches["cost_balance"] = TUNER_COST_BALANCE
     return switches
@@ -379,8 +401,10 @@ def policy_from_settings(name: str, n_arms: int, settings: dict, random_state=No
         IISE / IISE-γ with the papers' switch rule; MFTuner's studies store True),
         ``cost_balance`` (default None, the papers' rule; MFTuner's studies
         store theirs), ``best_first`` (default False, the papers' rounds;
-        MFTuner's studies store True) and its ``chunk_cost``
-        and ``algorithm_params`` (MFTuner's, when given).
+        MFTuner's studies store True) and its ``chunk_cost``, ``confidence``
+        (default ``"iise"``), ``top_share`` and ``curve_check`` (default None:
+        the papers' radius, δ split and elimination rule) and
+        ``algorithm_params`` (MFTuner's, when given).
     random_state : int or None
 
     Returns
@@ -403,6 +427,8 @@ def policy_from_settings(name: str, n_arms: int, settings: dict, random_state=No
         cost_balance=settings.get("cost_balance"),
         best_first=bool(settings.get("best_first", False)),
         chunk_cost=settings.get("chunk_cost"),
+        confidence=settings.get("confidence") or "iise",
+        top_share=settings.get("top_share"), curve_check=arr("curve_check"),
         params=dict(settings.get("algorithm_params") or {}),
     )
     return make_policy(name, ctx)

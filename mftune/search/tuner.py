@@ -143,9 +143,12 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     delta : float, default=0.05
         Error probability of the stopping rule.
     epsilon : float, "auto" or None, default="auto"
-        Accept any candidate within ``epsilon`` of the best. ``"auto"`` is the
-        estimated ``sigma`` of the top fidelity (differences below one fold's
-        noise are not asked for); ``None`` asks for the single best (may not end on ties).
+        Accept any candidate within ``epsilon`` of the best (in score units).
+        ``"auto"``: 0.005 for scores in [0, 1] (half a point of accuracy),
+        else 1 % of the calibration's score range, and never more than a
+        tenth of that range (0 for a deterministic objective); ``None`` asks
+        for the single best (may not end on ties). An ``epsilon`` larger than
+        the range of the calibration's scores is refused.
     budget : float, optional
         Cap on the summed cost (seconds of fit + score, calibration included).
     max_pulls : int, optional
