@@ -36,8 +36,8 @@ import numpy as np
 from scipy.stats import norm
 
 __all__ = [
-    "BiasEstimate", "EPSILON_UNIT", "curve_steps", "default_epsilon", "estimate_bias", "extend_to_top", "grow_violated", "monotone_bounds",
-    "pooled_variance", "running_costs",
+    "EPSILON_UNIT", "BiasEstimate", "curve_steps", "default_epsilon", "estimate_bias",
+    "extend_to_top", "grow_violated", "monotone_bounds", "pooled_variance", "running_costs",
 ]
 
 _TINY = 1e-6
