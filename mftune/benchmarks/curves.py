@@ -18,7 +18,7 @@ below; the biases ``A_i`` span ``bias_spread`` (0.01 to 0.3) and the noise
 ``"trap"``
     every candidate is flat (``A_i`` of 0.005 to 0.02) but the best, a late
     bloomer (``A`` of 0.25 to 0.35, still climbing at the fidelity below the
-    top), with little noise (0.005 to 0.015): a calibration of a few
+    top, where it trails: the leaders' gaps are at most 0.02), with little noise (0.005 to 0.015): a calibration of a few
     candidates likely sees only flat curves and underestimates the bias
     spread.
 
@@ -36,12 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.driver import Evaluator
+from ..engine.driver import Evaluator, parallel_map
 from ..engine.search import Search
 from ..policies.base import Pulls
 from ..study.outcomes import Outcomes, PullRecord
 
-__all__ = ["CURVE_KINDS", "CurveEvaluator", "CurveInstance", "curve_instance", "run_search"]
+__all__ = ["CURVE_KINDS", "METHODS", "CurveEvaluator", "CurveInstance", "compare",
+           "curve_instance", "run_search", "summarise"]
 
 CURVE_KINDS = ("hard", "ranked", "trap")
 
@@ -56,7 +57,7 @@ class CurveInstance:
     sigma : float
         Noise of one evaluation (every fidelity).
     costs : ndarray of shape (M,)
-        Seconds of one evaluation per fidelity.
+        Seconds of one evaluation per fidelity (×4 per fidelity, 1 at the top).
     kind : str
     """
 
@@ -95,7 +96,7 @@ def curve_instance(rng, kind: str = "hard", n_arms: int = 16,
     rng = np.random.default_rng(rng)
     k, m = int(n_arms), int(n_fidelities)
     n_lead = min(4, k)
-    gaps = rng.uniform(0.002, 0.04, n_lead - 1)
+    gaps = rng.uniform(0.002, 0.02 if kind == "trap" else 0.04, n_lead - 1)
     lead = 0.9 - np.r_[0.0, np.cumsum(gaps)]
     rest = lead[-1] - rng.uniform(0.02, 0.25, k - n_lead)
     top = np.r_[lead, rest]
@@ -116,7 +117,7 @@ def curve_instance(rng, kind: str = "hard", n_arms: int = 16,
     order = rng.permutation(k)
     noise = rng.uniform(0.005, 0.015) if kind == "trap" else rng.uniform(0.005, 0.05)
     return CurveInstance(means[:, order], float(noise),
-                         4.0 ** np.arange(m), kind)
+                         4.0 ** (np.arange(m) - (m - 1)), kind)
 
 
 class CurveEvaluator(Evaluator):
@@ -196,3 +197,88 @@ def run_search(instance: CurveInstance, seed: int, **settings) -> dict:
             "top_pulls": sum(r.fidelity == top for r in ev.records), "arm": arm,
             "correct": instance.correct(arm, eps), "certified": reason in ("stopping-rule", "tie"),
             "reason": reason, "epsilon": eps}
+
+
+#: What ``mftune bench curves`` runs on every instance: the tuner's defaults, and
+#: top-fidelity SE with the paper's radius and with the default's anytime radius.
+METHODS = {
+    "default": {},
+    "se": {"algorithm": "se"},
+    "se-mixture": {"algorithm": "se", "algorithm_params": {"confidence": "mixture"}},
+}
+
+
+def _one(kind: str, run: int, seed: int, n_arms: int, methods: tuple, settings: dict) -> dict:
+    inst = curve_instance((seed, run), kind, n_arms=n_arms)
+    out = {"kind": kind, "run": run, "sigma": inst.sigma}
+    for name in methods:
+        res = run_search(inst, seed + run, **settings, **METHODS[name])
+        out[name] = res
+    return out
+
+
+def compare(kinds=CURVE_KINDS, runs: int = 20, *, delta: float = 0.05,
+            epsilon: float | str = 0.005, n_arms: int = 16, seed: int = 0,
+            methods=tuple(METHODS), max_pulls: int = 200_000,
+            n_jobs: int | None = 1) -> list[dict]:
+    """Run every method of :data:`METHODS` on ``runs`` instances of each kind.
+
+    Every method gets the same instance, δ and ε (and estimates σ, the
+    bias bounds and the costs itself, as the tuner does).
+
+    Parameters
+    ----------
+    kinds : sequence of str
+    runs : int
+    delta : float
+    epsilon : float or "auto"
+    n_arms : int
+    seed : int
+    methods : sequence of str
+        Keys of :data:`METHODS`.
+    max_pulls : int
+        Cap per run (a capped run counts as uncertified).
+    n_jobs : int or None
+        joblib workers over the runs.
+
+    Returns
+    -------
+    list of dict
+        One per (kind, run): the instance's σ and each method's
+        :func:`run_search` result.
+    """
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise ValueError(f"methods must be among {sorted(METHODS)}; got {unknown}")
+    bad = sorted(set(kinds) - set(CURVE_KINDS))
+    if bad:
+        raise ValueError(f"kinds must be among {list(CURVE_KINDS)}; got {bad}")
+    settings = {"delta": float(delta), "epsilon": epsilon, "max_pulls": int(max_pulls)}
+    args = [(k, r, int(seed), int(n_arms), tuple(methods), settings)
+            for k in kinds for r in range(int(runs))]
+    return parallel_map(_one, args, n_jobs)
+
+
+def summarise(rows: list[dict], reference: str = "se") -> list[dict]:
+    """Per kind and method: median cost ratio to ``reference``, wrong and certified runs.
+
+    The ratio is taken run by run (same instance, same δ and ε) and its
+    median reported with the share of runs at or below 1.
+    """
+    out = []
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        sub = [r for r in rows if r["kind"] == kind]
+        for name in (m for m in METHODS if m in sub[0]):
+            ratio = np.array([r[name]["cost"] / r[reference]["cost"] for r in sub])
+            out.append({
+                "kind": kind, "method": name, "runs": len(sub),
+                "median_cost": float(np.median([r[name]["cost"] for r in sub])),
+                "median_ratio": float(np.median(ratio)),
+                "ratio_q25": float(np.quantile(ratio, 0.25)),
+                "ratio_q75": float(np.quantile(ratio, 0.75)),
+                "at_most_reference": int(np.sum(ratio <= 1.0)),
+                "wrong": int(sum(not r[name]["correct"] for r in sub)),
+                "certified": int(sum(r[name]["certified"] for r in sub)),
+                "median_top_pulls": float(np.median([r[name]["top_pulls"] for r in sub])),
+            })
+    return out

@@ -7,6 +7,7 @@ importing them here is all the wiring there is.
 from __future__ import annotations
 
 from . import (  # noqa: F401  (registration imports: each adds commands)
+    bench_curves,
     bench_gp,
     bench_h2h,
     bench_iise,

@@ -216,7 +216,7 @@ def _iise(cls, bound: str):
 
 
 _SWITCHES = ("futility_switch", "cost_balance", "best_first", "chunk_cost", "confidence",
-             "top_share")
+             "top_share", "curve_check")
 register("iise", _iise(IISE, "xi"), bias="xi", options=_SWITCHES,
          description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
 register("iise-gamma", _iise(IISEGamma, "gamma"), bias="gamma", options=_SWITCHES,

@@ -263,3 +263,35 @@ def test_grow_violated_ignores_arms_seen_at_one_fidelity():
     new, grown = grow_violated(st, [0.2, 0.0], _radius)
     assert grown == []
     np.testing.assert_allclose(new, [0.2, 0.0])
+
+
+# -- curve_steps / default_epsilon -----------------------------------------------------
+
+
+def test_curve_steps_count_log_steps_left_to_the_top():
+    from mftune.engine.calibration import curve_steps
+
+    # ×4 levels: one step of the same log length per fidelity -> 2, 1, 0 steps left
+    assert curve_steps([100, 400, 1600, 6400]) == pytest.approx([3.0, 2.0, 1.0, 0.0])
+    # 10 -> 20 is one log2 step, 20 -> 80 two: at fidelity 1, log(80/20)/log(20/10) = 2
+    assert curve_steps([10, 20, 80]).tolist() == pytest.approx([2.0, 2.0, 0.0])
+    assert curve_steps(["small", "medium", "large"]).tolist() == [2.0, 1.0, 0.0]
+
+
+def test_default_epsilon_for_accuracy_like_and_other_scores():
+    from mftune.engine.calibration import EPSILON_UNIT, default_epsilon
+
+    assert default_epsilon([0.7, 0.9, np.nan], 0.3) == EPSILON_UNIT  # scores in [0, 1]
+    # a range of 0.02: a tenth of it (0.002) caps half a point
+    assert default_epsilon([0.90, 0.92], 0.3) == pytest.approx(0.002)
+    # negative MSE over [-50, -10]: 1 % of the range 40
+    assert default_epsilon([-50.0, -10.0, -20.0], 3.0) == pytest.approx(0.4)
+    assert default_epsilon([np.nan], 0.25) == 0.25  # nothing seen: the fallback (σ)
+
+
+def test_an_epsilon_larger_than_the_scores_range_is_refused():
+    from mftune.benchmarks.curves import curve_instance, run_search
+
+    inst = curve_instance(0, "ranked", n_arms=4)
+    with pytest.raises(ValueError, match="epsilon=5 is larger than the range"):
+        run_search(inst, 0, epsilon=5.0)
