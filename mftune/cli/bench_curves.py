@@ -36,7 +36,7 @@ def format_summary(summary, reference: str) -> str:
               help="ε of every method: a number > 0 or 'auto'.")
 @click.option("--arms", "n_arms", default=16, show_default=True, type=click.IntRange(2),
               help="Candidates per instance.")
-@click.option("--methods", default=",".join(METHODS), show_default=True,
+@click.option("--methods", default="default,se,se-mixture", show_default=True,
               help=f"Methods, comma-separated ({', '.join(METHODS)}).")
 @click.option("--reference", default="se", show_default=True,
               type=click.Choice(sorted(METHODS)), help="The method ratios are taken to.")

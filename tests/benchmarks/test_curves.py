@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 from scipy.stats import binom
 
-from mftune.benchmarks.curves import CURVE_KINDS, curve_instance, run_search
+from mftune.benchmarks.curves import CURVE_KINDS, METHODS, curve_instance, run_search
 from mftune.cli import main
 
 
@@ -39,10 +39,9 @@ def test_trap_instances_hide_the_best_below_the_top():
         assert below[inst.best] < below.max()
 
 
-#: The rule of the current release before the certificate's guard (the paper's radius,
-#: δ/(K M) everywhere, no late-bloomer guard): the failure this test reproduces.
-UNGUARDED = {"algorithm_params": {"confidence": "iise", "top_share": None,
-                                  "curve_check": None}}
+#: The rule before the certificate's guard (the paper's radius, δ/(K M) everywhere, no
+#: late-bloomer guard): the failure this test reproduces.
+UNGUARDED = METHODS["paper-rules"]
 
 
 def _wrong(settings, runs, stop_above=None):
