@@ -25,7 +25,7 @@ def find_studies(paths) -> tuple[list[Path], Path]:
             files.append(p)
         else:
             raise FileNotFoundError(f"{p}: no study there ({StudyStore.missing_reason(p)})")
-    return files, (folder or Path.cwd())
+    return files, (folder or Path.cwd()).resolve()
 
 
 def make_service(paths, *, token: str | None = None, public: bool = False,
