@@ -199,7 +199,7 @@ def create_app(service: Service) -> Starlette:
             request.client.host if request.client else "")
         got = hosted.ask(holder)
         if got is None:
-            return JSONResponse({"pull": None, "state": hosted.state, "retry_after": 0.1})
+            return JSONResponse({"pull": None, "state": hosted.state, "retry_after": 0.05})
         return JSONResponse({"pull": hosted.pull_payload(*got), "state": hosted.state})
 
     async def tell(request: Request) -> Response:
@@ -263,7 +263,7 @@ def create_app(service: Service) -> Starlette:
         return resp
 
     async def not_found(request: Request, exc: HTTPException) -> Response:
-        return JSONResponse({"error": f"{request.url.path}: {exc.detail}", "field": "path"},
+        return JSONResponse({"error": f"path: {request.url.path}: {exc.detail}", "field": "path"},
                             status_code=exc.status_code)
 
     routes = [

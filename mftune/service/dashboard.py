@@ -50,8 +50,8 @@ def _doc(title: str, body: str) -> str:
 
 # -- charts ------------------------------------------------------------------------
 def chart(xs, ys, *, title: str, xlabel: str, ylabel: str, step: bool = False,
-          chart_id: str = "") -> str:
-    """A line (or step) chart as inline SVG, 340 × 220 px."""
+          chart_id: str = "", y_min: float | None = None) -> str:
+    """A line (or step) chart as inline SVG, 340 × 220 px (y from ``y_min`` if given)."""
     w, h, left, bottom, top, right = 340, 220, 52, 36, 24, 10
     pts = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)
            if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)]
@@ -63,7 +63,12 @@ def chart(xs, ys, *, title: str, xlabel: str, ylabel: str, step: bool = False,
                       "no data yet</text></svg>"
     x0, x1 = min(p[0] for p in pts), max(p[0] for p in pts)
     y0, y1 = min(p[1] for p in pts), max(p[1] for p in pts)
-    x1, y1 = (x1 if x1 > x0 else x0 + 1), (y1 if y1 > y0 else y0 + 1)
+    if y_min is not None:
+        y0 = min(y0, y_min)
+    if y1 <= y0:  # a flat line: a small band around it
+        pad = max(abs(y0) * 0.05, 1e-3)
+        y0, y1 = y0 - pad, y1 + pad
+    x1 = x1 if x1 > x0 else x0 + 1
 
     def sx(x):
         return left + (x - x0) / (x1 - x0) * (w - left - right)
@@ -97,7 +102,7 @@ def chart(xs, ys, *, title: str, xlabel: str, ylabel: str, step: bool = False,
 
 def bars(labels, values, *, title: str, xlabel: str, ylabel: str, chart_id: str = "") -> str:
     """A bar chart as inline SVG, 340 × 220 px."""
-    w, h, left, bottom, top = 340, 220, 52, 36, 24
+    w, h, left, bottom, top = 340, 220, 52, 36, 36
     vmax = max([float(v) for v in values] + [1e-12])
     n = max(len(values), 1)
     slot = (w - left - 10) / n
@@ -219,8 +224,9 @@ def study_page(view: dict, summary: dict, rows: list, configs: list | None = Non
                 f"{summary['cost']:.2f} s · {alive} of {k} configurations alive "
                 f"<span class='bar'><span style='width:{100 * done_frac:.0f}%'></span></span>"
                 f" · leases {view['leases']}, expired {view['expired_leases']}</p>")
+    head = "Certificate" if certified else "No certificate yet"
     cert = (f"<div id='certificate' class='cert{'' if certified else ' pending'}'>"
-            f"{'Certificate' if certified else 'Not certified yet'}: {_e(statement)}</div>")
+            f"<b>{head}</b> — {_e(statement)}</div>")
     fids = summary["fidelities"]
     surv = ("<table id='survivors'><tr><th>" + _e(st["fidelity"]) + "</th><th>pulls</th>"
             "<th>running</th><th>pending</th><th>cost_s</th><th>arms reached</th>"
@@ -235,7 +241,7 @@ def study_page(view: dict, summary: dict, rows: list, configs: list | None = Non
                       ylabel=st["objective"], chart_id="chart-best")
               + chart([t["cost"] for t in tl], [t["survivors"] for t in tl], step=True,
                       title="eliminations over time", xlabel="cumulative cost (s)",
-                      ylabel="configurations alive", chart_id="chart-survivors")
+                      ylabel="configurations alive", chart_id="chart-survivors", y_min=0)
               + bars([str(f["value"]) for f in fids], [f["cost"] for f in fids],
                      title="cost per fidelity", xlabel=st["fidelity"], ylabel="cost (s)",
                      chart_id="chart-cost")
