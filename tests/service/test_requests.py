@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import time
+import tomllib
 
 import pytest
 from servers import SPEC, TOKEN, fingerprint
@@ -149,7 +150,7 @@ def test_health_needs_no_token_and_the_api_describes_itself(study):
 
 def test_an_expired_lease_is_reissued_once_and_its_late_result_is_kept(shared_server):
     c = shared_server.client
-    c.create("leases", SPEC)
+    c.create("leases", tomllib.loads(SPEC))  # the space file's tables, as JSON
     first = c.ask("leases", "slow", wait=30)
     time.sleep(1.3)  # the 1-second lease lapses without a heartbeat
     second = c.ask("leases", "fast", wait=30)
