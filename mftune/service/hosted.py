@@ -72,6 +72,7 @@ class HostedStudy:
         self.state, self.reason, self.error = "starting", None, None
         self._stores: dict[int, StudyStore] = {}
         self.n_told = self.n_late = 0
+        self.busy = 0.0  # seconds spent in ask and tell (the server's overhead)
         with StudyStore(self.path) as store:
             meta = store.meta
             self.configs = store.configs()
@@ -120,6 +121,13 @@ class HostedStudy:
     # -- ask / tell / heartbeat -----------------------------------------------------
     def ask(self, holder: str = "") -> tuple[Lease, PullRow] | None:
         """Lease the next pending pull of the engine's batch, if one is free."""
+        start = time.perf_counter()
+        try:
+            return self._ask(holder)
+        finally:
+            self.busy += time.perf_counter() - start
+
+    def _ask(self, holder: str) -> tuple[Lease, PullRow] | None:
         self.expire()
         batch = self.batch
         if batch is None or self.state != "running":
@@ -173,6 +181,13 @@ class HostedStudy:
         dict
             ``recorded`` and ``late`` (the lease had expired or was another's).
         """
+        start = time.perf_counter()
+        try:
+            return self._tell(pull_id, status, score, seconds, error, token)
+        finally:
+            self.busy += time.perf_counter() - start
+
+    def _tell(self, pull_id, status, score, seconds, error, token) -> dict:
         self.expire()
         row = self._row(pull_id)
         lease = self.leases.get(token) if token else None
@@ -222,5 +237,6 @@ class HostedStudy:
                 "reason": self.reason, "error": self.error, "leases": len(self.leases),
                 "expired_leases": self.leases.n_expired, "tells": self.n_told,
                 "late_tells": self.n_late,
+                "ms_per_tell": 1000 * self.busy / self.n_told if self.n_told else None,
                 "batch": None if self.batch is None else self.batch.number,
                 "lease_seconds": self.leases.seconds, "checked": time.time()}
