@@ -65,8 +65,9 @@ def env(**extra) -> dict:
 class Server:
     """``mftune serve FOLDER`` on 127.0.0.1 (start, SIGKILL, restart on the same port)."""
 
-    def __init__(self, folder: Path, lease: float = 30.0):
+    def __init__(self, folder: Path, lease: float = 30.0, *options: str):
         self.folder, self.lease, self.port = Path(folder), lease, free_port()
+        self.options = list(options)
         self.url = f"http://127.0.0.1:{self.port}"
         self.client = Client(self.url, TOKEN, timeout=20)
         self.proc: subprocess.Popen | None = None
@@ -75,7 +76,7 @@ class Server:
         self.log = open(self.folder / f"server-{time.monotonic_ns()}.log", "w")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mftune", "serve", str(self.folder), "--port",
-             str(self.port), "--lease", str(self.lease)],
+             str(self.port), "--lease", str(self.lease), *self.options],
             env=env(), stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while True:

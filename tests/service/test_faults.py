@@ -7,15 +7,22 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from servers import SPEC, Server, start_worker, stored_rows, wait_until
+
+from mftune.client import ApiError, Client
 
 
 def test_killed_worker_lease_expires_and_its_pull_is_reissued_and_finished(tmp_path):
-    srv = Server(tmp_path / "studies", lease=1.0)
+    srv = Server(tmp_path / "studies", 1.0, "--public")
     srv.folder.mkdir()
     srv.start()
     try:
         srv.client.create("synth", SPEC)
+        # --public: the pages need no token, the API still does
+        assert "synth" in Client(srv.url, token="").request("GET", "/")
+        with pytest.raises(ApiError, match="401"):
+            Client(srv.url, token="").studies()
         path = srv.folder / "synth.db"
         slow = start_worker(srv, "synth", OBJECTIVE_SLEEP=120)  # holds its pull for minutes
 

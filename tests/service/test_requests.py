@@ -178,3 +178,14 @@ def test_an_expired_lease_is_reissued_once_and_its_late_result_is_kept(shared_se
     assert failed == {"recorded": True, "late": False}
     status = c.status("leases")
     assert status["failures"]["last"] == "CUDA out of memory"
+
+
+def test_reading_a_study_writes_nothing(study):
+    """Status, export, the study list and the dashboard read through read-only connections."""
+    server = study["server"]
+    before = fingerprint(server.folder)
+    for path in ("/api/studies", "/api/studies/checks", "/api/studies/checks/status",
+                 "/api/studies/checks/export?format=csv", "/", "/studies/checks"):
+        got, text = send(server, "GET", path)
+        assert got == 200, text
+    assert fingerprint(server.folder) == before
