@@ -126,11 +126,14 @@ def create_app(service: Service) -> Starlette:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def json_body(request: Request) -> object:
+    async def json_body(request: Request, empty: object = None) -> object:
+        raw = await body_of(request)
+        if not raw.strip() and empty is not None:
+            return empty
         kind = request.headers.get("content-type", "application/json").split(";")[0].strip()
         if kind != "application/json":
             raise ApiError(415, "content-type", f"must be application/json; got {kind!r}")
-        return parse_json(await body_of(request))
+        return parse_json(raw)
 
     def api(handler, *, page: bool = False):
         async def endpoint(request: Request) -> Response:
@@ -194,7 +197,7 @@ def create_app(service: Service) -> Starlette:
 
     async def ask(request: Request) -> Response:
         hosted = service.study(request.path_params["name"])
-        body = fields(await json_body(request), (), ("worker",))
+        body = fields(await json_body(request, empty={}), (), ("worker",))
         holder = text(body, "worker", max_len=80) or (
             request.client.host if request.client else "")
         got = hosted.ask(holder)

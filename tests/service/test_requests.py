@@ -178,6 +178,9 @@ def test_an_expired_lease_is_reissued_once_and_its_late_result_is_kept(shared_se
     assert failed == {"recorded": True, "late": False}
     status = c.status("leases")
     assert status["failures"]["last"] == "CUDA out of memory"
+    got, text = send(shared_server, "POST", "/api/studies/leases/ask", b"",
+                     {"Authorization": f"Bearer {TOKEN}"})  # an empty ask is {}
+    assert got == 200 and json.loads(text)["state"] == "running"
 
 
 def test_reading_a_study_writes_nothing(study):
