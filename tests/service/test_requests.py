@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import sqlite3
 import time
 import tomllib
 
@@ -192,3 +193,23 @@ def test_reading_a_study_writes_nothing(study):
         got, text = send(server, "GET", path)
         assert got == 200, text
     assert fingerprint(server.folder) == before
+
+
+def test_a_long_read_of_the_study_does_not_block_its_writes(shared_server):
+    """What the dashboard relies on: a reader holding a snapshot never stops a tell."""
+    c = shared_server.client
+    c.create("readers", SPEC)
+    pull = c.ask("readers", "w", wait=30)
+    reader = sqlite3.connect(f"file:{shared_server.folder / 'readers.db'}?mode=ro", uri=True,
+                             isolation_level=None)
+    try:
+        reader.execute("BEGIN")  # a read transaction left open, as a slow page would
+        seen = reader.execute("SELECT COUNT(*) FROM pulls WHERE status = 'done'").fetchone()
+        assert c.tell("readers", pull["pull_id"], score=0.3, seconds=1.0,
+                      lease=pull["lease"])["recorded"]
+        got, text = send(shared_server, "GET", "/studies/readers")
+        assert got == 200 and ">1</b> pulls finished" in text  # pages see the new pull
+        assert reader.execute("SELECT COUNT(*) FROM pulls WHERE status = 'done'"
+                              ).fetchone() == seen  # while the old snapshot stays intact
+    finally:
+        reader.close()
