@@ -12,12 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("starlette", reason="the service tests need the serve extra")
-pytest.importorskip("uvicorn", reason="the service tests need the serve extra")
-
-from mftune.client import Client, ServerUnavailable  # noqa: E402
+from mftune.client import Client, ServerUnavailable
 
 HERE = Path(__file__).resolve().parent
 OBJECTIVE = [sys.executable, str(HERE / "objective.py")]
