@@ -45,7 +45,7 @@ def serve(paths, host, port, token, public, lease_seconds):
 
 def http_worker(url: str, command: list[str], study: str | None, token: str | None,
                 reconnect: float, max_pulls: int | None, timeout: float | None,
-                verbose: int = 1) -> None:
+                verbose: int = 1, slots: int | None = None) -> None:
     """``mftune worker --server URL [--study NAME] -- COMMAND``."""
     from ..client import ApiError, Client, ServerUnavailable
     from ..service.worker import HttpWorker
@@ -64,7 +64,7 @@ def http_worker(url: str, command: list[str], study: str | None, token: str | No
             study = names[0]
         worker = HttpWorker(client, study, command, timeout=timeout, reconnect=reconnect,
                             verbose=verbose, stream=sys.stderr)
-        n = worker.run(max_pulls)
+        n = worker.run(max_pulls, slots or 1)
     except (ApiError, ServerUnavailable) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"worker: {n} pulls run for study {study} ({worker.n_told} told)")

@@ -213,7 +213,7 @@ def worker(args, server, study_name, token, reconnect, wait_s, budget, max_pulls
         from .serve import http_worker
 
         http_worker(server, list(args), study_name, token, reconnect, max_pulls, timeout,
-                    verbose=int(mode == "line"))
+                    verbose=int(mode == "line"), slots=workers)
         return
     if len(args) != 1:
         raise click.UsageError("give one STUDY file (or --server URL -- COMMAND)")

@@ -56,6 +56,8 @@ class HttpWorker:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
         self.verbose, self.stream = int(verbose), stream or sys.stderr
         self.n_run = self.n_told = 0
+        self.slots = 1
+        self._count = threading.Lock()
 
     def _retry(self, call, *args, **kw):
         """``call(*args, **kw)``, retried while the server is unreachable."""
@@ -82,14 +84,40 @@ class HttpWorker:
             timeout=self.timeout if self.timeout is not None else st.get("timeout"),
             direction=d["objective"].get("direction", "maximize"), seed=d["seed"] or 0)
 
-    def run(self, max_pulls: int | None = None) -> int:
-        """Work until the study ends (or ``max_pulls`` pulls); return the pulls run."""
+    def run(self, max_pulls: int | None = None, slots: int = 1) -> int:
+        """Work until the study ends (or ``max_pulls`` pulls); return the pulls run.
+
+        Parameters
+        ----------
+        max_pulls : int, optional
+            Stop after asking for this many pulls.
+        slots : int, default=1
+            Pulls run at once (each in its own thread, asking for the next one
+            when it ends).
+        """
         evaluator = self.evaluator()
-        while max_pulls is None or self.n_run < max_pulls:
-            pull = self._retry(self.client.ask, self.study, self.name)
-            if pull is None:
-                break
-            self.run_one(evaluator, pull)
+        self.slots = max(int(slots), 1)
+        taken, lock = [0], threading.Lock()
+
+        def loop() -> None:
+            while True:
+                with lock:
+                    if max_pulls is not None and taken[0] >= max_pulls:
+                        return
+                    taken[0] += 1
+                pull = self._retry(self.client.ask, self.study, self.name)
+                if pull is None:
+                    return
+                self.run_one(evaluator, pull)
+
+        if self.slots == 1:
+            loop()
+        else:
+            threads = [threading.Thread(target=loop, daemon=True) for _ in range(self.slots)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
         return self.n_run
 
     def run_one(self, evaluator: ScriptEvaluator, pull: dict) -> None:
@@ -105,7 +133,8 @@ class HttpWorker:
                 except ApiError as exc:
                     if "already finished" in exc.message:
                         finished_elsewhere.set()
-                        evaluator.kill_all()
+                        if self.slots == 1:  # (with several slots, the others run too)
+                            evaluator.kill_all()
                         return
                 except ServerUnavailable:
                     continue
@@ -118,7 +147,8 @@ class HttpWorker:
         finally:
             stop.set()
             beater.join()
-        self.n_run += 1
+        with self._count:
+            self.n_run += 1
         if finished_elsewhere.is_set():
             self._say(f"pull {pid}: finished by another worker; result dropped")
             return
@@ -126,7 +156,8 @@ class HttpWorker:
             out = self._retry(self.client.tell, self.study, pid, score=res.score,
                               seconds=res.cost, lease=lease, status=res.status,
                               error=res.error[:4000] if res.error else None)
-            self.n_told += 1
+            with self._count:
+                self.n_told += 1
             late = " (late, kept)" if out.get("late") else ""
             self._say(f"pull {pid}: arm {pull['arm']} at {pull['fidelity']['value']}: "
                       f"{res.status} {'' if res.score is None else res.score}{late}")

@@ -95,11 +95,12 @@ class Server:
         self.log.close()
 
 
-def start_worker(server: Server, study: str, *extra_env, **kw) -> subprocess.Popen:
-    """``mftune worker --server URL --study NAME -- python objective.py`` in a subprocess."""
+def start_worker(server: Server, study: str, *options: str, **kw) -> subprocess.Popen:
+    """``mftune worker --server URL --study NAME [OPTIONS] -- python objective.py``
+    in a subprocess (keywords: extra environment variables)."""
     return subprocess.Popen(
         [sys.executable, "-m", "mftune", "worker", "--server", server.url, "--study", study,
-         "--reconnect", "60", "--", *OBJECTIVE],
+         "--reconnect", "60", *options, "--", *OBJECTIVE],
         env=env(**kw), cwd=server.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, start_new_session=True)
 

@@ -57,7 +57,7 @@ def test_killed_server_restarts_without_losing_or_rerunning_a_finished_pull(tmp_
     try:
         srv.client.create("synth", SPEC)
         path = srv.folder / "synth.db"
-        workers = [start_worker(srv, "synth") for _ in range(2)]
+        workers = [start_worker(srv, "synth"), start_worker(srv, "synth", "--workers", "2")]
 
         def finished():
             done = [r for r in stored_rows(path) if r["status"] == "done"]
