@@ -19,6 +19,8 @@ import contextlib
 import hmac
 import io
 import json
+import os
+import threading
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -69,6 +71,8 @@ class Service:
         self.lease_seconds, self.max_body = float(lease_seconds), int(max_body)
         self.studies: dict[str, HostedStudy] = {}
         self.started = time.time()
+        self._pages: dict[str, tuple] = {}
+        self._lock = threading.Lock()
 
     def host(self, path, name: str | None = None) -> HostedStudy:
         """Serve the study file ``path`` (its engine thread starts at once)."""
@@ -87,6 +91,26 @@ class Service:
         if name not in self.studies:
             raise ApiError(404, "study", f"no study named {name[:64]!r} on this server")
         return self.studies[name]
+
+    def read(self, hosted: HostedStudy) -> tuple[dict, list]:
+        """The study's summary and rows for the dashboard, recomputed only after a change.
+
+        The key is what changes when the study does: the server's own counters
+        and the size and time of the study file and its WAL (so a change made
+        by another process counts too). However many pages are open, a study
+        is read at most once per change.
+        """
+        key = (hosted.n_told, hosted.leases.n_expired, len(hosted.leases), hosted.state,
+               None if hosted.batch is None else hosted.batch.number,
+               *(_stat(f"{hosted.path}{suffix}") for suffix in ("", "-wal")))
+        with self._lock:
+            cached = self._pages.get(hosted.name)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        summary, rows = _safe_summary(hosted.path), _rows(hosted.path)
+        with self._lock:
+            self._pages[hosted.name] = (key, summary, rows)
+        return summary, rows
 
     def close(self) -> None:
         """Release every study's lock (the engine threads are daemons)."""
@@ -249,13 +273,12 @@ def create_app(service: Service) -> Starlette:
     async def index(request: Request) -> Response:
         views = [h.server_view() for h in service.studies.values()]
         summaries = await run_in_threadpool(
-            lambda: [_safe_summary(h.path) for h in service.studies.values()])
+            lambda: [service.read(h)[0] for h in service.studies.values()])
         return _page(request, index_page(views, summaries))
 
     async def page(request: Request) -> Response:
         hosted = service.study(request.path_params["name"])
-        summary = await run_in_threadpool(_safe_summary, hosted.path)
-        rows = await run_in_threadpool(_rows, hosted.path)
+        summary, rows = await run_in_threadpool(service.read, hosted)
         return _page(request, study_page(hosted.server_view(), summary, rows, hosted.configs))
 
     def _page(request: Request, html: str) -> Response:
@@ -304,6 +327,14 @@ def _safe_summary(path) -> dict:
         return study_summary(path)
     except Exception as exc:  # a study the engine has not set up yet, a broken file
         return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _stat(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _rows(path) -> list:
