@@ -32,7 +32,7 @@ def test_killed_worker_lease_expires_and_its_pull_is_reissued_and_finished(tmp_p
         held = wait_until(running, what="the slow worker's lease")[0]
         os.killpg(slow.pid, signal.SIGKILL)  # the worker and its run, mid-pull
         slow.wait()
-        others = [start_worker(srv, "synth")]
+        others = [start_worker(srv, "synth", "--workers", "3")]
         outputs = [w.communicate(timeout=120)[0] for w in others]
         assert all(w.returncode == 0 for w in others), outputs
 
