@@ -15,14 +15,15 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "mftune"
 
 #: Layer of each unit; a module may import its own unit and lower layers only.
-#: Units of one layer (search, scripts) may not import each other.
+#: Units of one layer (search and scripts; benchmarks and service) may not import each other.
 LAYERS = {
     "mftune.space": 0, "mftune.fidelity": 0, "mftune.radii": 0, "mftune._validation": 0,
+    "mftune.client": 0,
     "mftune.policies": 1,
     "mftune.study": 2,
     "mftune.engine": 3,
     "mftune.search": 4, "mftune.scripts": 4,
-    "mftune.benchmarks": 5,
+    "mftune.benchmarks": 5, "mftune.service": 5,
     "mftune.cli": 6,
     "mftune": 7, "mftune.__main__": 7,
 }

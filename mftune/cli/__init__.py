@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (registration imports: each adds commands)
     bench_parallel,
     bench_tuner,
     demo,
+    serve,
     study_info,
     tune,
 )

@@ -185,19 +185,39 @@ def resume(study, budget, max_pulls, workers, timeout, scheduler, quiet, as_json
 
 
 @main.command()
-@click.argument("study", type=click.Path(dir_okay=False))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--server", metavar="URL",
+              help="Work for a tuning server (mftune serve) over HTTP instead of a study "
+                   "file: ARGS are then the command to run per pull.")
+@click.option("--study", "study_name", metavar="NAME",
+              help="With --server: the study's name (default: the server's only study).")
+@click.option("--token", help="With --server: the server's token (default MFTUNE_TOKEN).")
+@click.option("--reconnect", default=120.0, show_default=True, type=float,
+              help="With --server: seconds to keep retrying while the server is unreachable.")
 @click.option("--wait", "wait_s", default=30.0, show_default=True, type=float,
               help="Seconds to wait for the study file to appear.")
 @_limits
-def worker(study, wait_s, budget, max_pulls, workers, timeout, scheduler, quiet, as_json):
-    """Join the study in STUDY as another worker process on this machine.
+def worker(args, server, study_name, token, reconnect, wait_s, budget, max_pulls, workers,
+           timeout, scheduler, quiet, as_json):
+    """Join a study: mftune worker STUDY, or mftune worker --server URL -- COMMAND.
 
-    Workers share the study file: each claims runs of the current round that
-    no one else has claimed, so every run happens exactly once. To use other
-    machines, give --scheduler: this process then starts its runs on a dask
-    cluster's workers (the study file stays on this machine).
+    With a study file, workers share it: each claims runs of the current
+    round that no one else has claimed, so every run happens exactly once. To
+    use other machines, give --scheduler (a dask cluster), or serve the study
+    (mftune serve) and start workers anywhere with --server URL: they ask the
+    server for pulls, run COMMAND for each (the command on this command line,
+    never one the server sends) and tell the scores.
     """
     mode = _output_mode(quiet, as_json)
+    if server:
+        from .serve import http_worker
+
+        http_worker(server, list(args), study_name, token, reconnect, max_pulls, timeout,
+                    verbose=int(mode == "line"), slots=workers)
+        return
+    if len(args) != 1:
+        raise click.UsageError("give one STUDY file (or --server URL -- COMMAND)")
+    study = args[0]
     deadline = time.monotonic() + wait_s
     while not StudyStore.exists(study):
         if time.monotonic() > deadline:

@@ -56,7 +56,7 @@ from ..policies.base import Pulls
 from ..study.outcomes import PullRecord, stand_in_rewards
 from .reporting import SCORE_PREFIX, report
 
-__all__ = ["ScriptEvaluator", "ScriptResult", "format_value", "report"]
+__all__ = ["ScriptEvaluator", "ScriptResult", "format_value", "pull_seed", "report"]
 
 TAIL_CHARS = 2000
 
@@ -279,8 +279,7 @@ class ScriptEvaluator(Evaluator):
 
     def pull_seed(self, arm: int, fidelity: int, repeat: int) -> int:
         """``MFTUNE_SEED`` of a pull: from the study seed, the arm, the fidelity and the repeat."""
-        ss = np.random.SeedSequence([int(self.seed or 0), int(arm), int(fidelity), int(repeat)])
-        return int(ss.generate_state(1)[0] % 2**31)
+        return pull_seed(self.seed, arm, fidelity, repeat)
 
     def assign(self, pulls: Pulls) -> np.ndarray:
         """The repeat index of each pull of a batch, in batch order (advances the counters)."""
@@ -376,6 +375,12 @@ class ScriptEvaluator(Evaluator):
     def release(self, pulls) -> None:
         """Nothing to give back: a script study ends on Ctrl+C, and its resume re-derives
         the repeat indices from the stored batches."""
+
+
+def pull_seed(seed: int | None, arm: int, fidelity: int, repeat: int) -> int:
+    """``MFTUNE_SEED`` of a pull: from the study seed, the arm, the fidelity and the repeat."""
+    ss = np.random.SeedSequence([int(seed or 0), int(arm), int(fidelity), int(repeat)])
+    return int(ss.generate_state(1)[0] % 2**31)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -45,7 +45,8 @@ from typing import Any
 from ..fidelity import geometric_schedule
 from ..space import Categorical, Integer, Real, Space
 
-__all__ = ["SpaceFileError", "StudySpec", "build_space", "load_spacefile", "parse_spacefile"]
+__all__ = ["SpaceFileError", "StudySpec", "build_space", "load_spacefile", "parse_spacefile",
+           "spec_from_data"]
 
 SECTIONS = ("parameters", "fidelity", "objective", "study", "calibration")
 PARAM_TYPES = ("real", "integer", "categorical")
@@ -296,14 +297,45 @@ def parse_spacefile(text: str, path: str = "<string>") -> StudySpec:
         Invalid TOML (with tomllib's line and column) or invalid content
         (naming the key, and its line when it can be found).
     """
-    ctx = _Ctx(path, text)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         where = f"{path}:{m.group(1)}" if m else path
         raise SpaceFileError(f"{where}: invalid TOML: {exc}") from None
+    return spec_from_data(data, path, text)
+
+
+def spec_from_data(data: Any, path: str = "<json>", text: str = "") -> StudySpec:
+    """Validate the tables of a space file given as a mapping (e.g. decoded JSON).
+
+    Parameters
+    ----------
+    data : dict
+        The sections ``parameters``, ``fidelity``, ``objective``, ``study``
+        and ``calibration``, as a space file holds them.
+    path : str
+        Name used in error messages.
+    text : str
+        The source text, if any (to name the line of an offending key).
+
+    Returns
+    -------
+    StudySpec
+
+    Raises
+    ------
+    SpaceFileError
+        Invalid content, naming the key.
+    """
+    ctx = _Ctx(path, text)
+    if not isinstance(data, dict):
+        raise SpaceFileError(f"{path}: expected a table (a JSON object) of sections "
+                             f"{', '.join(SECTIONS)}; got {type(data).__name__}")
     _unknown(data, SECTIONS, "", ctx)
+    for section in SECTIONS:
+        if section in data and not isinstance(data[section], dict):
+            raise ctx.error(section, f"must be a table; got {data[section]!r}")
     space = build_space(data.get("parameters"), ctx)
     fidelity = _fidelity(data.get("fidelity"), ctx)
     if fidelity["name"] in data["parameters"]:

@@ -54,15 +54,17 @@ def _settings(spec: StudySpec) -> dict:
             "batch_size": int(st["workers"])}
 
 
-def create_study(spec: StudySpec, command: list[str], path=None, *, cwd=None) -> StudyStore:
+def create_study(spec: StudySpec, command: list[str] | None, path=None, *,
+                 cwd=None) -> StudyStore:
     """Create the study file of a script study (validated spec, command, sampled arms).
 
     Parameters
     ----------
     spec : StudySpec
         The validated space file (with any command-line overrides applied).
-    command : list of str
-        The command to run (no shell).
+    command : list of str or None
+        The command to run (no shell); ``None``: a served study, whose pulls
+        the workers of ``mftune serve`` run with their own command.
     path : str or Path, optional
         Study file; default ``spec.study["path"]``.
     cwd : str, optional
@@ -74,7 +76,7 @@ def create_study(spec: StudySpec, command: list[str], path=None, *, cwd=None) ->
     """
     st = spec.study
     path = Path(path or st["path"])
-    if not command:
+    if command is not None and not command:
         raise ValueError("command must not be empty: mftune tune SPACE_FILE -- COMMAND [ARGS]")
     configs = spec.space.sample(st["n_candidates"], random_state=st["seed"])
     settings = _settings(spec)
@@ -82,7 +84,8 @@ def create_study(spec: StudySpec, command: list[str], path=None, *, cwd=None) ->
                    seed=st["seed"], **settings)
     n_cal = probe.calibration_pulls(len(configs), spec.calibration["repeats"])
     es = st.get("error_score")
-    extra = {"source": "mftune tune", "spec": spec.to_dict(), "command": list(command),
+    extra = {"source": "mftune tune" if command is not None else "mftune serve",
+             "spec": spec.to_dict(), "command": list(command or []),
              "cwd": str(Path(cwd or os.getcwd()).resolve()),
              "trials_dir": f"{path.stem}.trials", "calibrate": n_cal > 0,
              "first_batch": int(n_cal > 0), "calibration_pulls": n_cal,
@@ -124,7 +127,8 @@ class StudyOutcome:
 
 
 def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
-              scheduler=None, verbose: int = 1, stream=None, poll: float = 0.1) -> StudyOutcome:
+              scheduler=None, verbose: int = 1, stream=None, poll: float = 0.1,
+              on_batch=None) -> StudyOutcome:
     """Work on the script study in ``path`` until it ends, a limit is reached, or Ctrl+C.
 
     Parameters
@@ -151,6 +155,11 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
         Where progress lines go.
     poll : float, default=0.1
         Seconds between looks at the pulls other workers run.
+    on_batch : callable, optional
+        Serve the study instead of running it (:mod:`mftune.service`): this
+        process runs no pull, it stores each batch, calls
+        ``on_batch(kind, rows, repeats)`` and waits for the rows to finish
+        (see :class:`~mftune.study.recording.RecordingEvaluator`).
 
     Returns
     -------
@@ -161,8 +170,10 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
     try:
         command, cwd = study_command(store)
     except ValueError:
-        store.close()
-        raise
+        if on_batch is None:
+            store.close()
+            raise
+        command, cwd = ["(run by the workers)"], None  # served: never run here
     spec = StudySpec.from_dict(extra["spec"])
     st, fid = spec.study, spec.fidelity
     settings = _settings(spec)
@@ -190,7 +201,8 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
         direction=spec.objective["direction"], error_score=st["error_score"], seed=st["seed"],
         cwd=cwd, n_splits=spec.calibration["repeats"], n_jobs=slots)
     recorder = RecordingEvaluator(store, evaluator, sign, int(extra["first_batch"]),
-                                  shared=True, slots=slots, poll=poll)
+                                  shared=True, slots=0 if on_batch else slots, poll=poll,
+                                  on_batch=on_batch)
     search = Search(evaluator, fid["values"], seed=st["seed"], space=spec.space,
                     recorder=recorder, stream=stream, verbose=verbose, **settings)
     reason, error = "interrupted", None

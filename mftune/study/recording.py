@@ -64,13 +64,20 @@ class RecordingEvaluator:
         is handed the whole batch as ``known`` results, so each worker tells
         its policy the same rewards.
     slots : int, default=1
-        Pulls a worker claims and runs at once.
+        Pulls a worker claims and runs at once; 0 (with ``shared``): schedule
+        only — this recorder inserts each batch and waits for others to run
+        it (the tuning server, :mod:`mftune.service`).
     poll : float, default=0.1
         Seconds between looks at the rows other workers run.
+    on_batch : callable, optional
+        ``on_batch(kind, rows, repeats)`` is called (``shared`` only) once a
+        batch's rows are stored, with each position's repeat index (what
+        ``MFTUNE_SEED`` derives from), before any of them is waited for.
     """
 
     def __init__(self, store: StudyStore, evaluator, sign: float = 1.0, first_batch: int = 0,
-                 *, shared: bool = False, slots: int = 1, poll: float = 0.1):
+                 *, shared: bool = False, slots: int = 1, poll: float = 0.1,
+                 on_batch=None):
         self.store, self.evaluator, self.sign = store, evaluator, float(sign)
         self.worker = new_worker_id()
         self.next_batch = int(first_batch)
@@ -78,7 +85,8 @@ class RecordingEvaluator:
         self.n_replayed = 0
         self._released = False
         self._worst: dict = {}
-        self.shared, self.slots, self.poll = bool(shared), max(int(slots), 1), float(poll)
+        self.shared, self.poll, self.on_batch = bool(shared), float(poll), on_batch
+        self.slots = max(int(slots), 0 if shared else 1)
         store.register_worker(self.worker)
 
     @property
@@ -124,6 +132,8 @@ class RecordingEvaluator:
             store.release_stale()  # pulls left running by a worker that died
             self._released = True
         repeats = self.evaluator.assign(pulls)
+        if self.on_batch is not None:
+            self.on_batch(kind, rows, repeats)
         last_release = time.monotonic()
         ever_ok = any(r.status == "done" for r in store.rows())
         failed: list[str] = []

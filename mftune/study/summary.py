@@ -18,7 +18,7 @@ from .record import StudyRecord, apply_update, statement
 from .replay import batch_rewards, replay
 from .store import FINISHED, StudyStore
 
-__all__ = ["export_csv", "failure_cause", "study_summary"]
+__all__ = ["export_csv", "export_rows", "failure_cause", "study_summary", "write_csv"]
 
 
 def _best(policy, sign: float) -> dict:
@@ -47,7 +47,8 @@ def study_summary(path) -> dict:
         ``timeline`` (one entry per told batch: cumulative cost, fidelity,
         survivors, best score) and ``failures`` (``count``, ``last``: the
         cause of the latest failed pull, ``causes``: the most frequent causes
-        with their counts).
+        with their counts), and ``arms`` (per arm: ``active``, and the
+        fidelity index it was ``eliminated_at``) once the settings are known.
     """
     with StudyStore(path, readonly=True) as store:
         study = StudyRecord(store)
@@ -134,6 +135,9 @@ def study_summary(path) -> dict:
         b = state.batch
     for m in range(n_fid):
         fid_table[m]["eliminated"] = int(np.sum(policy.eliminated_fidelity == m))
+    out["arms"] = [{"arm": a, "active": bool(policy.active[a]),
+                    "eliminated_at": None if policy.active[a] else int(
+                        policy.eliminated_fidelity[a])} for a in range(k)]
     alive = int(policy.active.sum())
     last = meta["state"].get("last_reason")
     reason = "stopping-rule" if policy.done else last
@@ -183,8 +187,12 @@ def _in_force(settings: dict, update: dict, bound: str | None) -> None:
         settings["costs"] = update["costs"]
 
 
-def export_csv(path, csv_path) -> int:
-    """Write one CSV row per pull (with the arm's parameters); return the row count."""
+def export_rows(path) -> tuple[list[str], list[list]]:
+    """The header and one row per pull (with the arm's parameters) that an export holds.
+
+    Read by ``mftune export`` (CSV) and by the tuning server's export (CSV or
+    JSON), so both give the same facts.
+    """
     with StudyStore(path, readonly=True) as store:
         study = StudyRecord(store)
         rows = store.rows()
@@ -192,14 +200,31 @@ def export_csv(path, csv_path) -> int:
     values = study.values
     header = ["id", "batch", "pos", "kind", "arm", *names, "fidelity", "fidelity_value",
               "status", "score", "cost", "attempts", "started", "ended", "worker", "error"]
+    out = []
+    for r in rows:
+        cfg = study.configs[r.arm]
+        out.append([r.id, r.batch, r.pos, r.kind, r.arm, *(cfg.get(n) for n in names),
+                    r.fidelity, values[r.fidelity], r.status, r.score, r.cost, r.attempts,
+                    r.started, r.ended, r.worker,
+                    (r.error or "")[-300:] if r.status in FINISHED else ""])
+    return header, out
+
+
+def export_csv(path, csv_path) -> int:
+    """Write one CSV row per pull (with the arm's parameters); return the row count."""
+    header, rows = export_rows(path)
     with Path(csv_path).open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        for r in rows:
-            cfg = study.configs[r.arm]
-            w.writerow([r.id, r.batch, r.pos, r.kind, r.arm, *(cfg.get(n) for n in names),
-                        r.fidelity, values[r.fidelity], r.status,
-                        "" if r.score is None else r.score,
-                        "" if r.cost is None else r.cost, r.attempts, r.started, r.ended,
-                        r.worker, (r.error or "")[-300:] if r.status in FINISHED else ""])
+        write_csv(fh, header, rows)
     return len(rows)
+
+
+def write_csv(fh, header: list[str], rows: list[list]) -> None:
+    """Write :func:`export_rows` output as CSV (missing score and cost as empty cells)."""
+    w = csv.writer(fh)
+    w.writerow(header)
+    score, cost = header.index("score"), header.index("cost")
+    for r in rows:
+        r = list(r)
+        for i in (score, cost):
+            r[i] = "" if r[i] is None else r[i]
+        w.writerow(r)

@@ -27,6 +27,8 @@ def _worker_alive(worker: str | None) -> bool:
     """Whether the worker that claimed a pull may still be running it."""
     if not worker:
         return False
+    if worker in _LIVE_TOKENS:  # registered alive here (a worker object, a server's lease)
+        return True
     try:
         host, pid, _ = worker.rsplit(":", 2)
         pid = int(pid)
