@@ -314,11 +314,35 @@ class Search:
         upper = 1.0 if finite.size and finite.min() >= 0 and finite.max() <= 1 else None
         return lucb_mu_tilde(means, float(bounds[m]), radius, upper)
 
+    def calibration_arms(self, n_arms: int, n_cal: int, rng) -> np.ndarray:
+        """The calibration's candidates, spread over the space [RECON].
+
+        A first candidate at random, then each next one the farthest (in the
+        unit-cube encoding of the space) from those already chosen, so the
+        calibration sees different corners of the space rather than three
+        neighbours that may share one flat learning curve. Without an
+        unconditional space: ``n_cal`` distinct candidates at random.
+        """
+        space = self.space
+        first = int(rng.integers(n_arms))
+        if space is None or space.is_conditional or n_cal <= 1:
+            rest = rng.choice(np.delete(np.arange(n_arms), first), n_cal - 1, replace=False)
+            return np.sort(np.r_[first, rest]).astype(np.int64)
+        unit = np.atleast_2d(space.to_unit(self.evaluator.candidates[:n_arms]))
+        chosen = [first]
+        dist = np.linalg.norm(unit - unit[first], axis=1)
+        for _ in range(n_cal - 1):
+            dist[chosen] = -1.0
+            nxt = int(np.argmax(dist))
+            chosen.append(nxt)
+            dist = np.minimum(dist, np.linalg.norm(unit - unit[nxt], axis=1))
+        return np.sort(np.asarray(chosen, dtype=np.int64))
+
     def _calibrate(self, n_arms, rng):
         ev = self.evaluator
         n_cal = min(self.n_calibration, n_arms)
         n_folds = min(ev.n_splits, 2)
-        arms = np.sort(rng.choice(n_arms, n_cal, replace=False))
+        arms = self.calibration_arms(n_arms, n_cal, rng)
         n_fid = self._calibrated_fidelities()
         below_top = n_fid < len(self.levels)
         a, f, s = np.meshgrid(arms, np.arange(n_fid), np.arange(n_folds), indexing="ij")

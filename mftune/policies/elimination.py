@@ -148,6 +148,8 @@ class PhasedElimination(Policy):
         self.pull_costs_ = None  # cost of one pull per fidelity for the chunks (None: λ)
         self.evidence_ = None  # results from outside the rounds (add_evidence)
         self._closed = None  # (fidelity, rounds, sums) at the last closed round (best_first)
+        self.elim_slack_ = np.full(n_arms, np.nan)  # lead − mean − 2B − guard at elimination
+        self.reopened_ = 0  # arms re-opened by a grown bias bound
         self.phase_ = 0  # index into self.phases
         self.t_ = 0  # completed rounds in the current phase
         self.stopped_early_ = False
@@ -344,8 +346,10 @@ class PhasedElimination(Policy):
             self._closed = (m, self.t_, self.stats.sums[m].copy())
         b = self.radius(np.array([self.t_]))
         means = cums[-1] / float(self.t_)
-        out = means.max() - means >= 2.0 * b[0] + self.widths[m] + self._curve_margin(arms, means)
+        slack = means.max() - means - 2.0 * b[0] - self._curve_margin(arms, means)
+        out = slack >= self.widths[m]
         if out.any():
+            self.elim_slack_[arms[out]] = slack[out]
             mask = np.zeros(self.n_arms, dtype=bool)
             mask[arms[out]] = True
             self._eliminate(mask, m)
@@ -465,8 +469,9 @@ class PhasedElimination(Policy):
         changing them affects the cost of the run, never its correctness. The
         δ-correctness of IISE holds when the bias bounds in force at every
         elimination were valid; growing a bound (adaptive mode) makes later
-        eliminations conservative again but cannot undo an elimination made
-        under a bound that was too small. A new σ² changes the radius
+        eliminations conservative again and re-opens every arm eliminated
+        below the top whose elimination the grown bound no longer backs
+        (:meth:`_reopen`). A new σ² changes the radius
         ``B(t, δ')`` of later tests, which are valid if the new σ² is.
 
         Parameters
@@ -504,6 +509,26 @@ class PhasedElimination(Policy):
         if bias is not None and (costs is not None or xi is not None):
             self.thresholds, self.widths = self._derive_bounds(self.costs, bias)
             self._set_bias(bias)
+            self._reopen()
+
+    def _reopen(self) -> None:
+        """Re-open the arms whose elimination below the top the current widths no longer back.
+
+        An arm eliminated at fidelity ``m`` under a bias bound later found too
+        small (grown) is active again if its elimination slack (lead − mean −
+        2B − guard at the time) is below the new width of ``m``; it rejoins the
+        current phase and is pulled there until it has the round's samples
+        [RECON].
+        """
+        fid = self.eliminated_fidelity
+        below = (~self.active) & (fid >= 0) & (fid < self.n_fidelities - 1)
+        back = below & (self.elim_slack_ < self.widths[np.clip(fid, 0, None)])
+        if back.any():
+            self.active |= back
+            self.eliminated_round[back] = -1
+            self.eliminated_fidelity[back] = -1
+            self.elim_slack_[back] = np.nan
+            self.reopened_ += int(back.sum())
 
     def _set_bias(self, bias: np.ndarray) -> None:
         pass
@@ -531,4 +556,5 @@ class PhasedElimination(Policy):
             "stopped_by_epsilon": bool(self.stopped_early_),
             "futility_switches": int(self.futile_switches_),
             "balanced_switches": int(self.balanced_switches_),
+            "reopened": int(self.reopened_),
         }
