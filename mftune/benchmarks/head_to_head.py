@@ -114,12 +114,14 @@ class _TestScore:
             if self.task.fidelity != "n_samples":
                 p[self.task.fidelity] = self.task.levels[-1]
             est = clone(self.task.estimator).set_params(**p)
-            if self.y is None:
-                est.fit(self.X)
-                self.cache[key] = float(est.score(self.X_te)) / len(self.X_te)
-            else:
-                est.fit(self.X, self.y)
-                self.cache[key] = float(est.score(self.X_te, self.y_te))
+            with warnings.catch_warnings():  # e.g. an MLP's ConvergenceWarning
+                warnings.simplefilter("ignore")
+                if self.y is None:
+                    est.fit(self.X)
+                    self.cache[key] = float(est.score(self.X_te)) / len(self.X_te)
+                else:
+                    est.fit(self.X, self.y)
+                    self.cache[key] = float(est.score(self.X_te, self.y_te))
         return self.cache[key]
 
 
