@@ -11,7 +11,7 @@ other, one evaluation at a time (``n_jobs=1``), on the same pool/test split:
     them, evaluated at the top fidelity (``GridSearchCV`` over that list is
     exactly what ``RandomizedSearchCV`` runs once it has sampled).
 ``HalvingRandomSearchCV``
-    the same list through ``HalvingGridSearchCV`` (factor 3, the task's
+    the same list through ``HalvingGridSearchCV`` (the task's factor and
     fidelity levels).
 ``Optuna TPE``, ``Optuna TPE+Hyperband``, ``SMAC``
     the model-based peers (:mod:`mftune.benchmarks.peers`): TPE at the top
@@ -28,7 +28,7 @@ configuration of a dense grid (when ``grid_file`` holds one for the task and
 seed: :func:`dense_grid`) or else the best test score any method's final
 recommendation reached, minus the task's tolerance. A method's time-to-target
 is the wall time after which its recommendation is on target and stays there
-(MFTuner and Optuna record their recommendation after every batch/trial;
+(MFTuner, Optuna and SMAC record their recommendation after every batch/trial;
 the scikit-learn searches recommend only at the end, so theirs is their total
 time when on target). ``inf`` = never.
 
