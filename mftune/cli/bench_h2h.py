@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -21,6 +22,9 @@ from ._groups import bench, parse_list
               help="Comma-separated subset of MFTuner, RandomizedSearchCV, "
                    "HalvingRandomSearchCV, Optuna TPE, Optuna TPE+Hyperband, SMAC (any case) "
                    "[default: all].")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Wall budget in seconds for every task, instead of each task's own "
+                   "(for short smoke runs; the report's held shares are of this budget).")
 @click.option("--algorithms", default="", show_default=True,
               help="Extra MFTuner algorithms run beside the default, e.g. iise,lucb-c,mf-gp-ucb.")
 @click.option("--grid-file", type=click.Path(dir_okay=False), default=None,
@@ -30,7 +34,7 @@ from ._groups import bench, parse_list
                    "--grid-file, then exit.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
               help="Write the rows and the per task and method summary as JSON.")
-def head_to_head(tasks, seeds, methods, algorithms, grid_file, dense, json_out):
+def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, json_out):
     """Time-to-target and held test scores of MFTuner and its peers, side by side.
 
     Every method runs one evaluation at a time, one after the other, in this
@@ -76,8 +80,8 @@ def head_to_head(tasks, seeds, methods, algorithms, grid_file, dense, json_out):
         return
     rows, start = [], time.perf_counter()
     for name in chosen:
-        task = TASKS[name]
-        click.echo(f"{name}: {task.description}; budget {task.budget:.0f} s")
+        task = TASKS[name] if budget is None else replace(TASKS[name], budget=budget)
+        click.echo(f"{name}: {task.description}; budget {task.budget:g} s")
         for seed in range(seeds):
             rows.extend(run_task(task, seed, meths, algos, grid_file, log=click.echo))
     click.echo(format_table(rows))

@@ -134,9 +134,11 @@ def test_head_to_head_cli_names_the_methods_option(monkeypatch):
     assert "--methods" in res.output and "nope not allowed" in res.output
     assert "SMAC" in res.output
     seen = []
-    monkeypatch.setattr(h2h, "run_task", lambda task, seed, meths, *a, **k: seen.append(meths)
-                        or [])
+    monkeypatch.setattr(h2h, "run_task", lambda task, seed, meths, *a, **k: seen.append(
+        (task.budget, meths)) or [])
     res = CliRunner().invoke(main, ["bench", "head-to-head", "--tasks", "kde", "--seeds", "1",
-                                    "--methods", "smac,mftuner"])
+                                    "--methods", "smac,mftuner", "--budget", "2.5"])
     assert res.exit_code == 0, res.output
-    assert seen == [["SMAC", "MFTuner"]]
+    assert seen == [(2.5, ["SMAC", "MFTuner"])] and TASKS["kde"].budget == 20.0
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--budget", "0"])
+    assert res.exit_code == 2 and "--budget" in res.output
