@@ -99,7 +99,8 @@ class FoldScorer:
         return float(est.score(self.X[te], self.y[te]))
 
     def _fit_subset(self, params: dict, level: int, tr) -> object:
-        sub = tr if level >= len(tr) else self.rng.choice(tr, level, replace=False)
+        whole = level >= self.top or level >= len(tr)  # folds may differ by a row or two
+        sub = tr if whole else self.rng.choice(tr, level, replace=False)
         est = clone(self.task.estimator).set_params(**params)
         return est.fit(self.X[sub]) if self.y is None else est.fit(self.X[sub], self.y[sub])
 
