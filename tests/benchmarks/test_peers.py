@@ -142,3 +142,19 @@ def test_head_to_head_cli_names_the_methods_option(monkeypatch):
     assert seen == [(2.5, ["SMAC", "MFTuner"])] and TASKS["kde"].budget == 20.0
     res = CliRunner().invoke(main, ["bench", "head-to-head", "--budget", "0"])
     assert res.exit_code == 2 and "--budget" in res.output
+
+
+def test_hgb_letter_continued_rungs_score_as_direct_fits():
+    # HistGradientBoosting's max_iter continues exactly: a Hyperband rung continued from
+    # the rung below scores what a fit from scratch at that level scores.
+    task, X, y, cv = _small("hgb-letter", n=400)
+    params = {"learning_rate": 0.1, "max_leaf_nodes": 4, "min_samples_leaf": 10,
+              "l2_regularization": 0.1}
+    levels = task.levels[:2]  # 8 then 24 iterations (of 72)
+    climbing = FoldScorer(task, cv, X, y, seed=0)
+    assert climbing.spec.exact
+    continued = [climbing(params, level) for level in levels]
+    assert climbing.n_continued == len(cv)
+    direct = FoldScorer(task, cv, X, y, seed=0)
+    direct.spec = None  # every fit from scratch
+    assert continued == [direct(params, level) for level in levels]
