@@ -11,27 +11,33 @@ other, one evaluation at a time (``n_jobs=1``), on the same pool/test split:
     them, evaluated at the top fidelity (``GridSearchCV`` over that list is
     exactly what ``RandomizedSearchCV`` runs once it has sampled).
 ``HalvingRandomSearchCV``
-    the same list through ``HalvingGridSearchCV`` (factor 3, the task's
+    the same list through ``HalvingGridSearchCV`` (the task's factor and
     fidelity levels).
-``Optuna TPE``
-    ``TPESampler(seed)`` over the same space, each trial the top-fidelity CV
-    score, ``timeout`` = the task's budget.
-``Optuna TPE + Hyperband``
-    the same with ``HyperbandPruner``: a trial trains at each fidelity level
-    in turn (training-subset sizes, or the estimator parameter), reports the
-    CV score there and stops when pruned.
+``Optuna TPE``, ``Optuna TPE+Hyperband``, ``SMAC``
+    the model-based peers (:mod:`mftune.benchmarks.peers`): TPE at the top
+    fidelity, TPE with Hyperband pruning over the task's levels, and SMAC3's
+    multi-fidelity facade (random forest + Hyperband) with the task's
+    fidelity as its budget; ``timeout``/``walltime_limit`` = the task's budget.
 
-Optuna is an optional benchmark dependency (not a package dependency); the
-Optuna rows are skipped when it is not installed.
+Optuna and SMAC3 are optional benchmark dependencies (``pip install
+'mftune[bench]'``, not package dependencies); their rows are skipped, with
+the reason, when they are not installed.
 
 Time-to-target: the target of a task is the test score of the best
 configuration of a dense grid (when ``grid_file`` holds one for the task and
 seed: :func:`dense_grid`) or else the best test score any method's final
 recommendation reached, minus the task's tolerance. A method's time-to-target
 is the wall time after which its recommendation is on target and stays there
-(MFTuner and Optuna record their recommendation after every batch/trial;
+(MFTuner, Optuna and SMAC record their recommendation after every batch/trial;
 the scikit-learn searches recommend only at the end, so theirs is their total
 time when on target). ``inf`` = never.
+
+Score held: the test score of the recommendation a method held at 25 %, 50 %
+and 100 % of the task's wall budget (:data:`HELD_AT`), read off the same
+recommendation history (``nan`` = nothing recommended yet). Per task and
+method the report gives the seeds on target, the median time-to-target and
+the median of each held score, a seed with nothing recommended counting as
+the lowest score (:func:`summarize`).
 """
 
 from __future__ import annotations
@@ -44,22 +50,18 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import clone
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
-from sklearn.model_selection import (
-    GridSearchCV,
-    HalvingGridSearchCV,
-    KFold,
-    StratifiedKFold,
-    cross_val_score,
-)
+from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, KFold, StratifiedKFold
 from sklearn.neighbors import KernelDensity
 from sklearn.utils import check_random_state
 
 from ..search.tuner import MFTuner
 from ..space import Real, Space
+from .peers import FoldScorer, run_optuna, run_smac
 from .tuner_vs_halving import TASKS as HALVING_TASKS
-from .tuner_vs_halving import Row, Task, _split
+from .tuner_vs_halving import Row, Task, _split, tuner_options
 
-__all__ = ["METHODS", "TASKS", "Row", "dense_grid", "format_table", "run_task"]
+__all__ = ["HELD_AT", "METHODS", "TASKS", "Row", "dense_grid", "format_table", "held_scores",
+           "report_json", "rows_to_json", "run_task", "summarize"]
 
 
 def _kde_data(seed: int, n: int = 6000):
@@ -76,9 +78,14 @@ TASKS["kde"] = Task(
     "n_samples", [300, 1000, 2000], 16, 5, 20.0,
     "Gaussian KDE bandwidth, 3,000-point pool, n_samples 300/1000/2000 (5-fold CV log-lik.)")
 #: Tolerance of the target, in the task's score units (accuracy points / nats per point).
-TOLERANCE = {"svm-magic-15k": 0.003, "hgb-letter": 0.003, "svm-magic-2k": 0.003, "kde": 0.005}
+TOLERANCE = {"svm-magic-15k": 0.003, "hgb-letter": 0.003, "svm-magic-2k": 0.003, "kde": 0.005,
+             "svm-letter": 0.003, "mlp-letter": 0.003}
 METHODS = ("MFTuner", "RandomizedSearchCV", "HalvingRandomSearchCV", "Optuna TPE",
-           "Optuna TPE+Hyperband")
+           "Optuna TPE+Hyperband", "SMAC")
+#: The peers MFTuner is compared with.
+PEERS = METHODS[1:]
+#: Shares of the task's wall budget at which the held recommendation is scored.
+HELD_AT = (0.25, 0.5, 1.0)
 
 
 def _data(task: Task, seed: int):
@@ -107,12 +114,14 @@ class _TestScore:
             if self.task.fidelity != "n_samples":
                 p[self.task.fidelity] = self.task.levels[-1]
             est = clone(self.task.estimator).set_params(**p)
-            if self.y is None:
-                est.fit(self.X)
-                self.cache[key] = float(est.score(self.X_te)) / len(self.X_te)
-            else:
-                est.fit(self.X, self.y)
-                self.cache[key] = float(est.score(self.X_te, self.y_te))
+            with warnings.catch_warnings():  # e.g. an MLP's ConvergenceWarning
+                warnings.simplefilter("ignore")
+                if self.y is None:
+                    est.fit(self.X)
+                    self.cache[key] = float(est.score(self.X_te)) / len(self.X_te)
+                else:
+                    est.fit(self.X, self.y)
+                    self.cache[key] = float(est.score(self.X_te, self.y_te))
         return self.cache[key]
 
 
@@ -127,7 +136,7 @@ def _mftuner(task, seed, X, y, algorithm):
     levels = task.levels if task.fidelity != "n_samples" else task.levels[:-1]
     tuner = MFTuner(task.estimator, task.space, fidelity=task.fidelity, fidelities=levels,
                     n_candidates=task.n_candidates, cv=_cv(task, seed), budget=task.budget,
-                    refit=False, random_state=seed, **kw)
+                    refit=False, random_state=seed, **tuner_options(task), **kw)
     t0 = time.perf_counter()
     tuner.fit(X, y)
     wall = time.perf_counter() - t0
@@ -160,75 +169,12 @@ def _sklearn(task, seed, X, y, halving: bool):
     return wall, best, [(wall, best)], detail
 
 
-def _optuna(task, seed, X, y, hyperband: bool):
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    cv = list(_cv(task, seed).split(X, y))
-    rng = np.random.default_rng(seed)
-    levels = task.levels
-
-    def suggest(trial):
-        out = {}
-        for name, dim in task.space.items():
-            if hasattr(dim, "low"):
-                if type(dim).__name__ == "Integer":
-                    out[name] = trial.suggest_int(name, dim.low, dim.high, log=dim.log)
-                else:
-                    out[name] = trial.suggest_float(name, dim.low, dim.high, log=dim.log)
-            else:
-                out[name] = trial.suggest_categorical(name, list(dim.choices))
-        return out
-
-    def cv_score(params, level):
-        p = dict(params)
-        est = clone(task.estimator)
-        if task.fidelity == "n_samples":
-            scores = []
-            for tr, te in cv:
-                sub = tr if level >= len(tr) else rng.choice(tr, level, replace=False)
-                e = clone(est).set_params(**p)
-                if y is None:
-                    e.fit(X[sub])
-                    scores.append(e.score(X[te]) / len(te))
-                else:
-                    e.fit(X[sub], y[sub])
-                    scores.append(e.score(X[te], y[te]))
-            return float(np.mean(scores))
-        p[task.fidelity] = level
-        return float(np.mean(cross_val_score(est.set_params(**p), X, y, cv=cv)))
-
-    top = levels[-1] if task.fidelity != "n_samples" else len(X)
-
-    def objective(trial):
-        params = suggest(trial)
-        if not hyperband:
-            return cv_score(params, top)
-        rungs = list(levels[:-1]) + [top] if task.fidelity == "n_samples" else list(levels)
-        for step, level in enumerate(rungs):
-            score = cv_score(params, level)
-            trial.report(score, step + 1)
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return score
-
-    pruner = (optuna.pruners.HyperbandPruner(min_resource=1, max_resource=len(levels),
-                                             reduction_factor=3)
-              if hyperband else optuna.pruners.NopPruner())
-    study = optuna.create_study(direction="maximize", pruner=pruner,
-                                sampler=optuna.samplers.TPESampler(seed=seed))
-    trace, t0 = [], time.perf_counter()
-
-    def record(study, trial):
-        done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
-        if done:
-            trace.append((time.perf_counter() - t0, dict(study.best_params)))
-
-    study.optimize(objective, timeout=task.budget, callbacks=[record])
-    wall = time.perf_counter() - t0
-    n_pruned = sum(t.state == optuna.trial.TrialState.PRUNED for t in study.trials)
-    best = dict(study.best_params) if trace else {}
-    return wall, best, trace, f"{len(study.trials)} trials ({n_pruned} pruned)"
+def _peer(method: str, task: Task, seed: int, X, y):
+    """Run one model-based peer (:mod:`mftune.benchmarks.peers`)."""
+    scorer = FoldScorer(task, list(_cv(task, seed).split(X, y)), X, y, seed)
+    if method == "SMAC":
+        return run_smac(task, seed, scorer)
+    return run_optuna(task, seed, scorer, hyperband="Hyperband" in method)
 
 
 def dense_grid(task: Task, seed: int, n_points: int, X, y, X_te, y_te) -> dict:
@@ -258,6 +204,34 @@ def _test_at(trace, test, t_cap: float) -> float:
     return test(held[-1]) if held else np.nan
 
 
+def held_scores(trace, test, budget: float) -> tuple[float, ...]:
+    """Test scores of the recommendation held at each share :data:`HELD_AT` of ``budget``.
+
+    Parameters
+    ----------
+    trace : list of (seconds, params)
+        A method's recommendation history, in time order.
+    test : callable
+        ``params -> test score``.
+    budget : float
+        The task's wall budget in seconds.
+
+    Returns
+    -------
+    tuple of float
+        One score per share; ``nan`` where nothing was recommended yet.
+    """
+    return tuple(_test_at(trace, test, share * budget) for share in HELD_AT)
+
+
+def _run_method(method: str, algo, task: Task, seed: int, X, y):
+    if method == "MFTuner":
+        return _mftuner(task, seed, X, y, algo)
+    if method in ("RandomizedSearchCV", "HalvingRandomSearchCV"):
+        return _sklearn(task, seed, X, y, halving=method.startswith("Halving"))
+    return _peer(method, task, seed, X, y)
+
+
 def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=None,
              log=print) -> list[Row]:
     """Run every method on one seed; return their rows (targets filled in)."""
@@ -272,18 +246,13 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if method == "MFTuner":
-                    out = _mftuner(task, seed, X, y, algo)
-                elif method == "RandomizedSearchCV":
-                    out = _sklearn(task, seed, X, y, halving=False)
-                elif method == "HalvingRandomSearchCV":
-                    out = _sklearn(task, seed, X, y, halving=True)
-                else:
-                    out = _optuna(task, seed, X, y, hyperband="Hyperband" in method)
+                out = _run_method(method, algo, task, seed, X, y)
         except ImportError as exc:
             log(f"  {name}: skipped ({exc})")
             continue
         runs.append((name, method, *out))
+    if not runs:
+        return []
     grid = _load_grid(grid_file, task.name, seed)
     best_any = max(test(best) for *_, best, _, _ in runs if best)
     ref = grid["best_test"] if grid is not None else best_any
@@ -293,11 +262,12 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
         end_only = method in ("RandomizedSearchCV", "HalvingRandomSearchCV")
         ttt = _time_to_target(trace, test, target, end_only, wall)
         final = test(best) if best else np.nan
-        at_budget = _test_at(trace, test, task.budget)
-        rows.append(Row(task.name, seed, name, wall, ttt, final, target, detail, at_budget))
+        held = held_scores(trace, test, task.budget)
+        rows.append(Row(task.name, seed, name, wall, ttt, final, target, detail, held))
         log(f"  seed {seed} {name:24s} wall {wall:7.1f} s  time-to-target {ttt:7.1f} s  "
-            f"test {final:.4f} (target {target:.4f}{' grid' if grid else ''})  "
-            f"test at {task.budget:g} s {at_budget:.4f}  {detail}")
+            f"test {final:.4f} (target {target:.4f}{' grid' if grid else ''})  held at "
+            + "/".join(f"{100 * s:g}" for s in HELD_AT) + " % of "
+            f"{task.budget:g} s " + " ".join(f"{v:.4f}" for v in held) + f"  {detail}")
     return rows
 
 
@@ -310,58 +280,122 @@ def _load_grid(path, task: str, seed: int):
     return None
 
 
-def _stat(v) -> str:
-    v = np.asarray(v, dtype=float)
-    return f"{np.median(v):7.1f} [{v.min():.1f}–{v.max():.1f}]"
+def _median_held(values) -> float:
+    """Median over seeds, a seed with nothing recommended (``nan``) counting as the lowest
+    score; ``nan`` when the median seed had nothing."""
+    v = np.asarray(values, dtype=float)
+    m = float(np.median(np.where(np.isnan(v), -np.inf, v)))
+    return m if np.isfinite(m) else np.nan
 
 
-def _at_budget(rows: list[Row]) -> str:
-    """Median test score at the budget over the seeds that had a recommendation by then."""
-    v = np.array([r.test_at_budget for r in rows], dtype=float)
-    ok = np.isfinite(v)
-    if not ok.any():
-        return "none"
-    return f"{np.median(v[ok]):.4f} {ok.sum()}/{len(v)}"
+def _spread(values) -> dict:
+    v = np.asarray(values, dtype=float)
+    return {"median": float(np.median(v)), "min": float(v.min()), "max": float(v.max())}
 
 
-def format_table(rows: list[Row]) -> str:
-    """Per task and method: time-to-target, final test score, wall time (median
-    [min–max]) and the test score held at the task's wall budget (median over the
-    seeds that had a recommendation by then, and how many did); and MFTuner's paired
-    time-to-target ratio against the best peer."""
-    out = [f"{'task':14s} {'method':24s} {'time-to-target s':>24s} {'reached':>8s} "
-           f"{'final test (median)':>20s} {'wall s':>22s} {'test at budget':>15s}"]
-    peers = ("RandomizedSearchCV", "HalvingRandomSearchCV", "Optuna TPE",
-             "Optuna TPE+Hyperband")
+def summarize(rows: list[Row]) -> list[dict]:
+    """Per task and method: seeds, seeds on target, time-to-target, held and final scores.
+
+    Returns
+    -------
+    list of dict
+        Keys ``task``, ``method``, ``seeds``, ``reached`` (seeds on target),
+        ``time_to_target`` and ``wall`` (``median``/``min``/``max`` seconds,
+        ``inf`` = never), ``final_test`` (median), ``test_held`` (median
+        score held at each share of :data:`HELD_AT`, keyed ``"25%"`` …;
+        see :func:`_median_held`) and ``held_seeds`` (seeds that had a
+        recommendation then).
+    """
+    out = []
     for task in dict.fromkeys(r.task for r in rows):
         tr = [r for r in rows if r.task == task]
         for method in dict.fromkeys(r.method for r in tr):
             rs = [r for r in tr if r.method == method]
-            reached = sum(np.isfinite(r.time_to_target) for r in rs)
-            out.append(f"{task:14s} {method:24s} {_stat([r.time_to_target for r in rs]):>24s} "
-                       f"{reached:>5d}/{len(rs):<2d} {np.median([r.final_test for r in rs]):20.4f} "
-                       f"{_stat([r.wall for r in rs]):>22s} {_at_budget(rs):>15s}")
-        med = {m: np.median([r.time_to_target for r in tr if r.method == m])
-               for m in peers if any(r.method == m for r in tr)}
-        if med and any(r.method == "MFTuner" for r in tr):
-            best_peer = min(med, key=med.get)
-            mf = {r.seed: r.time_to_target for r in tr if r.method == "MFTuner"}
-            pe = {r.seed: r.time_to_target for r in tr if r.method == best_peer}
-            ratios = [mf[s] / pe[s] for s in mf if s in pe and np.isfinite(pe[s])
-                      and pe[s] > 0]
-            if ratios:
-                out.append(f"{'':14s} MFTuner / {best_peer} (best peer by median), paired by "
-                           f"seed: median {np.median(ratios):.2f} "
-                           f"[{min(ratios):.2f}–{max(ratios):.2f}] (inf = MFTuner never "
-                           "reached the target)")
+            held = np.array([r.test_held for r in rs], dtype=float).reshape(len(rs), -1)
+            out.append({
+                "task": task, "method": method, "seeds": len(rs),
+                "reached": int(sum(np.isfinite(r.time_to_target) for r in rs)),
+                "time_to_target": _spread([r.time_to_target for r in rs]),
+                "final_test": float(np.median([r.final_test for r in rs])),
+                "wall": _spread([r.wall for r in rs]),
+                "test_held": {_share(s): _median_held(held[:, i])
+                              for i, s in enumerate(HELD_AT[:held.shape[1]])},
+                "held_seeds": {_share(s): int(np.isfinite(held[:, i]).sum())
+                               for i, s in enumerate(HELD_AT[:held.shape[1]])},
+            })
+    return out
+
+
+def _share(share: float) -> str:
+    return f"{100 * share:g}%"
+
+
+def _paired_line(rows: list[Row], summary: list[dict]) -> str | None:
+    """MFTuner's time-to-target over the best peer's (by median), paired by seed."""
+    med = {s["method"]: s["time_to_target"]["median"] for s in summary if s["method"] in PEERS}
+    if not med or not any(r.method == "MFTuner" for r in rows):
+        return None
+    best_peer = min(med, key=med.get)
+    mf = {r.seed: r.time_to_target for r in rows if r.method == "MFTuner"}
+    pe = {r.seed: r.time_to_target for r in rows if r.method == best_peer}
+    ratios = [mf[s] / pe[s] for s in mf if s in pe and np.isfinite(pe[s]) and pe[s] > 0]
+    if not ratios:
+        return None
+    return (f"{'':14s} MFTuner / {best_peer} (best peer by median), paired by seed: median "
+            f"{np.median(ratios):.2f} [{min(ratios):.2f}–{max(ratios):.2f}] (inf = MFTuner never "
+            "reached the target)")
+
+
+def _held_cell(summary: dict, key: str) -> str:
+    m, k = summary["test_held"].get(key, np.nan), summary["held_seeds"].get(key, 0)
+    text = "none" if np.isnan(m) else f"{m:.4f}"
+    return f"{text} {k}/{summary['seeds']}"
+
+
+def format_table(rows: list[Row]) -> str:
+    """The report: per task and method (:func:`summarize`) the seeds on target, the
+    time-to-target (median [min–max]), the median test score held at 25 %, 50 % and 100 %
+    of the wall budget (and on how many seeds a recommendation existed then), the median
+    final test score and wall time; and MFTuner's paired time-to-target ratio against
+    the best peer."""
+    held = [_share(s) for s in HELD_AT]
+    out = [f"{'task':14s} {'method':24s} {'reached':>7s} {'time-to-target s':>24s} "
+           + " ".join(f"{'test @' + h:>14s}" for h in held)
+           + f" {'final test':>11s} {'wall s':>8s}"]
+    summary = summarize(rows)
+    for task in dict.fromkeys(r.task for r in rows):
+        for s in (s for s in summary if s["task"] == task):
+            t = s["time_to_target"]
+            out.append(f"{task:14s} {s['method']:24s} {s['reached']:>4d}/{s['seeds']:<2d} "
+                       f"{t['median']:7.1f} [{t['min']:.1f}–{t['max']:.1f}]".ljust(73)
+                       + " ".join(f"{_held_cell(s, h):>14s}" for h in held)
+                       + f" {s['final_test']:11.4f} {s['wall']['median']:8.1f}")
+        line = _paired_line([r for r in rows if r.task == task],
+                            [s for s in summary if s["task"] == task])
+        if line:
+            out.append(line)
     return "\n".join(out)
 
 
+def _num(x):
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
 def rows_to_json(rows: list[Row]) -> list[dict]:
-    """Rows as JSON-ready dicts (``inf`` as ``null``)."""
-    def num(x):
-        return None if not np.isfinite(x) else float(x)
-    return [{"task": r.task, "seed": r.seed, "method": r.method, "wall": num(r.wall),
-             "time_to_target": num(r.time_to_target), "final_test": num(r.final_test),
-             "target": num(r.target), "detail": r.detail,
-             "test_at_budget": num(r.test_at_budget)} for r in rows]
+    """Rows as JSON-ready dicts (``inf``/``nan`` as ``null``)."""
+    return [{"task": r.task, "seed": r.seed, "method": r.method, "wall": _num(r.wall),
+             "time_to_target": _num(r.time_to_target), "final_test": _num(r.final_test),
+             "target": _num(r.target), "detail": r.detail,
+             "test_held": {_share(s): _num(v) for s, v in zip(HELD_AT, r.test_held,
+                                                               strict=False)}}
+            for r in rows]
+
+
+def report_json(rows: list[Row]) -> dict:
+    """``{"rows": rows_to_json(rows), "summary": summarize(rows)}``, JSON-ready."""
+    def clean(x):
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        return _num(x) if isinstance(x, float) else x
+    return {"held_at": list(HELD_AT), "rows": rows_to_json(rows),
+            "summary": [clean(s) for s in summarize(rows)]}

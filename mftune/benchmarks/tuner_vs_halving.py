@@ -49,6 +49,7 @@ from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
 from sklearn.model_selection import HalvingGridSearchCV, StratifiedKFold, train_test_split
+from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
@@ -58,7 +59,7 @@ from ..search.tuner import MFTuner
 from ..space import Integer, Real, Space
 from .datasets import load_keel
 
-__all__ = ["TASKS", "Task", "format_rows", "halving_min_resources", "run_task"]
+__all__ = ["TASKS", "Task", "format_rows", "halving_min_resources", "run_task", "tuner_options"]
 
 TARGET_GAP = 0.003
 
@@ -79,17 +80,34 @@ class Task:
     budget: float
     description: str
     factor: float = 3
+    #: Whether a configuration's models continue across the fidelity levels (an
+    #: estimator-parameter fidelity): MFTuner gets ``continuation="warm_start"``
+    #: and the peers that train a configuration at rising levels keep its fold models.
+    warm_start: bool = False
+
+
+def tuner_options(task: Task) -> dict:
+    """Keyword arguments of ``MFTuner`` that the task itself fixes (its continuation)."""
+    return {"continuation": "warm_start"} if task.warm_start else {}
 
 
 def _svc():
     return make_pipeline(StandardScaler(), SVC(cache_size=500))
 
 
+def _mlp():
+    return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(64,),
+                                                         random_state=0))
+
+
+#: The RBF SVM's space (C and gamma of the standardised features), shared by its tasks.
+SVM_SPACE = {"svc__C": Real(1e-1, 1e3, log=True), "svc__gamma": Real(1e-3, 1e1, log=True)}
+
+
 TASKS = {
     "svm-magic-15k": Task(
         "svm-magic-15k", "magic", 15000, _svc(),
-        {"svc__C": Real(1e-1, 1e3, log=True), "svc__gamma": Real(1e-3, 1e1, log=True)},
-        "n_samples", [500, 1500, 4500, 10000], 24, 3, 150.0,
+        SVM_SPACE, "n_samples", [500, 1500, 4500, 10000], 24, 3, 150.0,
         "RBF SVM, MAGIC 15,000-row pool, n_samples 500/1500/4500/10000 (3-fold CV)"),
     "hgb-letter": Task(
         "hgb-letter", "letter", 15000,
@@ -98,12 +116,24 @@ TASKS = {
          "min_samples_leaf": Integer(2, 100, log=True),
          "l2_regularization": Real(1e-4, 10.0, log=True)},
         "max_iter", [8, 24, 72], 16, 3, 60.0,
-        "HistGradientBoosting, letter 15,000-row pool, max_iter 8/24/72 (3-fold CV)"),
+        "HistGradientBoosting, letter 15,000-row pool, max_iter 8/24/72 (3-fold CV)",
+        warm_start=True),
     "svm-magic-2k": Task(
         "svm-magic-2k", "magic", 2000, _svc(),
-        {"svc__C": Real(1e-1, 1e3, log=True), "svc__gamma": Real(1e-3, 1e1, log=True)},
-        "n_samples", [400, 1600], 24, 5, 30.0,
+        SVM_SPACE, "n_samples", [400, 1600], 24, 5, 30.0,
         "the paper's SVM setting: MAGIC 2,000 rows, n_samples 400/1600 (5-fold CV)", 4),
+    "svm-letter": Task(
+        "svm-letter", "letter", 12000, _svc(), SVM_SPACE, "n_samples", [300, 900, 2700, 8000],
+        16, 3, 120.0,
+        "RBF SVM, letter 12,000-row pool, n_samples 300/900/2700/8000 (3-fold CV)"),
+    "mlp-letter": Task(
+        "mlp-letter", "letter", 10000, _mlp(),
+        {"mlpclassifier__learning_rate_init": Real(1e-4, 0.3, log=True),
+         "mlpclassifier__alpha": Real(1e-6, 1e-1, log=True),
+         "mlpclassifier__batch_size": Integer(32, 512, log=True)},
+        "mlpclassifier__max_iter", [3, 9, 27, 81], 16, 3, 90.0,
+        "MLP (64 units, Adam), letter 10,000-row pool, max_iter 3/9/27/81 epochs continued "
+        "by warm start (3-fold CV)", warm_start=True),
 }
 
 
@@ -119,9 +149,10 @@ class Row:
     final_test: float
     target: float
     detail: str
-    #: Test score of the recommendation held at the task's budget in wall seconds
-    #: (``nan``: the method had nothing to recommend by then).
-    test_at_budget: float = float("nan")
+    #: Test scores of the recommendation held at 25 %, 50 % and 100 % of the task's
+    #: budget in wall seconds (``nan``: the method had nothing to recommend by then);
+    #: :data:`mftune.benchmarks.head_to_head.HELD_AT` gives the shares.
+    test_held: tuple = ()
 
 
 def halving_min_resources(task: Task) -> dict[str, int]:
@@ -164,7 +195,7 @@ def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
         task.estimator, task.space, fidelity=task.fidelity,
         fidelities=task.levels if task.fidelity != "n_samples" else task.levels[:-1],
         n_candidates=task.n_candidates, cv=cv, budget=task.budget, refit=False,
-        random_state=seed)
+        random_state=seed, **tuner_options(task))
     t0 = time.perf_counter()
     tuner.fit(X, y)
     wall_mf = time.perf_counter() - t0

@@ -1,9 +1,10 @@
-"""``mftune bench head-to-head``: MFTuner against RandomizedSearchCV, halving and Optuna."""
+"""``mftune bench head-to-head``: MFTuner against RandomizedSearchCV, halving, Optuna and SMAC."""
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -13,12 +14,17 @@ from ._groups import bench, parse_list
 
 @bench.command("head-to-head")
 @click.option("--tasks", default="svm-magic-15k,hgb-letter,svm-magic-2k,kde", show_default=True,
-              help="Comma-separated subset of svm-magic-15k, hgb-letter, svm-magic-2k, kde.")
+              help="Comma-separated subset of svm-magic-15k, hgb-letter, svm-magic-2k, kde, "
+                   "svm-letter, mlp-letter.")
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(min=1),
               help="Seeds 0..SEEDS-1 (splits, candidates, samplers).")
 @click.option("--methods", default=None,
               help="Comma-separated subset of MFTuner, RandomizedSearchCV, "
-                   "HalvingRandomSearchCV, Optuna TPE, Optuna TPE+Hyperband [default: all].")
+                   "HalvingRandomSearchCV, Optuna TPE, Optuna TPE+Hyperband, SMAC (any case) "
+                   "[default: all].")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Wall budget in seconds for every task, instead of each task's own "
+                   "(for short smoke runs; the report's held shares are of this budget).")
 @click.option("--algorithms", default="", show_default=True,
               help="Extra MFTuner algorithms run beside the default, e.g. iise,lucb-c,mf-gp-ucb.")
 @click.option("--grid-file", type=click.Path(dir_okay=False), default=None,
@@ -27,14 +33,17 @@ from ._groups import bench, parse_list
               help="Compute the dense grid (N points per dimension) per task and seed into "
                    "--grid-file, then exit.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
-              help="Write the rows as JSON.")
-def head_to_head(tasks, seeds, methods, algorithms, grid_file, dense, json_out):
-    """Time-to-target and final test score of MFTuner and its peers, side by side.
+              help="Write the rows and the per task and method summary as JSON.")
+def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, json_out):
+    """Time-to-target and held test scores of MFTuner and its peers, side by side.
 
     Every method runs one evaluation at a time, one after the other, in this
     process, with the task's wall/cost budget. The target is the dense-grid
     optimum's test score (with --grid-file) or the best any method reached,
-    minus the task's tolerance. Optuna rows need `pip install optuna`.
+    minus the task's tolerance. Per task and method: seeds on target, median
+    time-to-target, and the median test score of the recommendation held at
+    25 %, 50 % and 100 % of the budget. Optuna and SMAC rows need
+    `pip install 'mftune[bench]'` (skipped otherwise).
     """
     from ..benchmarks.head_to_head import (
         METHODS,
@@ -42,13 +51,16 @@ def head_to_head(tasks, seeds, methods, algorithms, grid_file, dense, json_out):
         _data,
         dense_grid,
         format_table,
-        rows_to_json,
+        report_json,
         run_task,
     )
     from ..policies.registry import available
 
     chosen = parse_list(tasks, tuple(TASKS), "--tasks")
-    meths = METHODS if methods is None else parse_list(methods, METHODS, "--methods")
+    by_case = {m.lower(): m for m in METHODS}
+    meths = METHODS if methods is None else parse_list(
+        ",".join(by_case.get(m.strip().lower(), m.strip()) for m in methods.split(",")),
+        METHODS, "--methods")
     algos = parse_list(algorithms, tuple(a for a in available() if a != "auto"),
                        "--algorithms") if algorithms else ()
     if dense is not None:
@@ -68,11 +80,11 @@ def head_to_head(tasks, seeds, methods, algorithms, grid_file, dense, json_out):
         return
     rows, start = [], time.perf_counter()
     for name in chosen:
-        task = TASKS[name]
-        click.echo(f"{name}: {task.description}; budget {task.budget:.0f} s")
+        task = TASKS[name] if budget is None else replace(TASKS[name], budget=budget)
+        click.echo(f"{name}: {task.description}; budget {task.budget:g} s")
         for seed in range(seeds):
             rows.extend(run_task(task, seed, meths, algos, grid_file, log=click.echo))
     click.echo(format_table(rows))
     click.echo(f"total wall time: {time.perf_counter() - start:.0f} s")
     if json_out:
-        Path(json_out).write_text(json.dumps(rows_to_json(rows), indent=1))
+        Path(json_out).write_text(json.dumps(report_json(rows), indent=1))

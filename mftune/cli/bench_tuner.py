@@ -11,7 +11,8 @@ from ._groups import bench, parse_list
 
 @bench.command("tuner-vs-halving")
 @click.option("--tasks", default="svm-magic-15k,hgb-letter,svm-magic-2k", show_default=True,
-              help="Comma-separated subset of svm-magic-15k, hgb-letter, svm-magic-2k.")
+              help="Comma-separated subset of svm-magic-15k, hgb-letter, svm-magic-2k, "
+                   "svm-letter, mlp-letter.")
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(min=1),
               help="Seeds 0..SEEDS-1 (candidates, splits, subsets).")
 def tuner_vs_halving(tasks, seeds):

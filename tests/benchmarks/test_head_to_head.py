@@ -44,9 +44,6 @@ def test_score_at_equal_budget_is_the_recommendation_held_then():
     assert _test_at(trace, test, 2.0) == 0.90
     # A search that had recommended nothing by the budget (e.g. finished later) has no score.
     assert np.isnan(_test_at(trace, test, 0.5))
-    rows = [Row("t", s, "HalvingRandomSearchCV", 10.0, 10.0, 0.9, 0.89, "", v)
-            for s, v in enumerate([0.91, np.nan, 0.85])]
-    assert "0.8800 2/3" in format_table(rows)
 
 
 def test_tuner_vs_halving_matches_training_rows_and_pairs_each_halving():
