@@ -1,0 +1,464 @@
+"""Candidates that adapt: waves of candidates, proposed from a surrogate, each certified [RECON].
+
+A search with waves (``MFTuner(adaptive="auto")``, the default over a
+sampled, unconditional space) runs like this:
+
+1. **Wave 1** is the initial candidates: a scrambled Sobol design of the
+   unit cube decoded through the space's encoding
+   (:func:`initial_design`), so the first candidates fill the space.
+2. Each wave runs the chosen elimination policy (built by the registry, as
+   a search over fixed candidates does) over its candidates, with the
+   confidence ``δ_w = δ · 6 / (π² w²)`` (:func:`wave_delta`, so that
+   ``Σ_w δ_w <= δ``), until that policy's stopping rule holds.
+3. Then a surrogate is fitted on every evaluation so far, at every fidelity
+   (:mod:`mftune.engine.surrogate`), and proposes ``wave_size`` new
+   candidates, distinct from all earlier ones. The next wave runs over the
+   survivors of this one (the incumbent first) and the new candidates; the
+   survivors' earlier results count in the anytime recommendation
+   (``add_evidence``).
+4. The search stops when a wave ends with its certificate and the surrogate
+   judges that no new candidate is worth more than ε (the largest upper
+   quantile of its predicted top-fidelity score over the acquisition pool
+   is at most the incumbent's score + ε) — or after ``max_waves`` waves, or
+   on the budget.
+
+What the certificate covers. Let ``b_w`` be the best (top-fidelity mean) of
+all the candidates of waves ``1..w``. On the event that every wave's
+elimination is correct (its best candidate is never eliminated; probability
+``>= 1 − Σ δ_w >= 1 − δ`` by the union bound), ``b_w`` is a survivor of wave
+``w`` by induction (``b_{w-1}`` is carried into wave ``w``, and ``b_w`` is
+either it or a new candidate of wave ``w``), so the last wave's
+recommendation is within ε of ``b_W``, the best of **every** candidate
+evaluated. Carrying *all* survivors, not only the incumbent, is what keeps ε
+from adding up over waves. The surrogate's judgement that nothing new is
+worth more than ε is a model's prediction, not a probability statement; the
+result says which is which (:func:`mftune.study.record.statement`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+
+import numpy as np
+from scipy.stats import qmc
+
+from ..policies import registry as algorithms
+from ..policies.base import ArmStats, PolicySummary, Pulls
+from .surrogate import SURROGATES, propose
+
+__all__ = ["MAX_WAVES", "WAVE_ALGORITHMS", "Waves", "initial_design", "make_waves",
+           "resolve_adaptive", "resolve_wave_size", "wave_delta"]
+
+#: Waves after which a search stops proposing (its certificate then covers the
+#: candidates evaluated, and the statement says no surrogate judgement was made).
+MAX_WAVES = 6
+#: Algorithms a search with waves runs in each wave (policies with an ``active`` set
+#: and an elimination guarantee: the survivors carry the best candidate over).
+WAVE_ALGORITHMS = ("se", "iise", "iise-gamma")
+#: The surrogate of the waves (``python -m mftune.benchmarks.surrogate_choice``).
+DEFAULT_SURROGATE = "forest"
+
+
+def wave_delta(delta: float, wave) -> np.ndarray | float:
+    """Confidence of wave ``w`` (1-based): ``δ · 6 / (π² w²)``, summing to at most ``δ``.
+
+    Parameters
+    ----------
+    delta : float
+        The search's δ.
+    wave : int or array-like of int
+        Wave numbers, from 1.
+
+    Returns
+    -------
+    float or ndarray
+    """
+    w = np.asarray(wave, dtype=float)
+    if np.any(w < 1):
+        raise ValueError(f"wave must be >= 1; got {wave!r}")
+    out = float(delta) * 6.0 / (np.pi**2 * w**2)
+    return float(out) if out.ndim == 0 else out
+
+
+def initial_design(space, n: int, rng) -> list[dict]:
+    """Wave 1: ``n`` space-filling candidates (scrambled Sobol, random when conditional).
+
+    Points that decode to a configuration already drawn (integer or
+    categorical dimensions) are replaced by random draws until ``n``
+    distinct configurations are found (fewer if the space has fewer).
+
+    Parameters
+    ----------
+    space : Space
+    n : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    list of dict
+    """
+    if space.is_conditional:
+        return space.sample(n, rng)
+    sobol = qmc.Sobol(space.n_dims, scramble=True, seed=rng)
+    with warnings.catch_warnings():  # n need not be a power of 2 here
+        warnings.simplefilter("ignore", UserWarning)
+        units = sobol.random(int(n))
+    for _ in range(8):
+        units = space.to_unit(space.from_unit(units))
+        _, first = np.unique(np.round(units, 9), axis=0, return_index=True)
+        if first.size == len(units):
+            break
+        units = np.vstack([units[np.sort(first)], rng.random((len(units) - first.size,
+                                                               space.n_dims))])
+    else:
+        _, first = np.unique(np.round(units, 9), axis=0, return_index=True)
+        units = units[np.sort(first)]
+    return space.from_unit(units)
+
+
+def resolve_adaptive(adaptive, *, space, algorithm, n_candidates, storage) -> tuple[bool, str]:
+    """Whether a search runs waves, and why (``adaptive`` of :class:`~mftune.MFTuner`).
+
+    ``"auto"``: waves when the candidates are sampled from an unconditional
+    space, the algorithm is an elimination one (:data:`WAVE_ALGORITHMS`, or
+    ``"auto"``) and there is no study file; a fixed list otherwise.
+    ``True``: waves, or a ``ValueError`` saying what prevents them.
+    ``False``: a fixed list.
+    """
+    if not (adaptive == "auto" or adaptive is True or adaptive is False):
+        raise ValueError(f"adaptive must be 'auto', True or False; got {adaptive!r}")
+    if adaptive is False:
+        return False, "adaptive=False"
+    why = None
+    if not isinstance(algorithm, str):
+        why = "a policy object as algorithm"
+    elif algorithm != "auto" and algorithm not in WAVE_ALGORITHMS:
+        why = f"algorithm={algorithm!r} (waves run {list(WAVE_ALGORITHMS)} or 'auto')"
+    elif isinstance(n_candidates, str):
+        why = f"n_candidates={n_candidates!r} (a fixed grid)"
+    elif space.is_conditional:
+        why = "a conditional space (the surrogate needs the unit-cube encoding of one dict)"
+    elif storage is not None:
+        why = "storage (a study file records a fixed candidate list)"
+    if why is None:
+        return True, "waves of candidates proposed by a surrogate"
+    if adaptive is True:
+        raise ValueError(f"adaptive=True is not available with {why}; use adaptive='auto' "
+                         "or False")
+    return False, f"a fixed candidate list: {why}"
+
+
+def resolve_wave_size(wave_size, n_candidates) -> int:
+    """New candidates per wave: ``wave_size``, or half of ``n_candidates`` for ``"auto"``."""
+    if wave_size == "auto":
+        return max(2, int(n_candidates) // 2)
+    if isinstance(wave_size, bool) or not isinstance(wave_size, (int, np.integer)) \
+            or wave_size < 1:
+        raise ValueError(f"wave_size must be 'auto' or an integer >= 1; got {wave_size!r}")
+    return int(wave_size)
+
+
+def make_waves(name: str, ctx, wave_size: int, max_waves: int = MAX_WAVES) -> Waves:
+    """The search's policy with waves: ``name`` (a registry name) built for every wave.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`WAVE_ALGORITHMS`.
+    ctx : PolicyContext
+        The context the search built for a fixed search (its ``evaluator``
+        holds the candidate list, its ``space`` encodes it); each wave's
+        policy gets it with its own ``n_arms`` and ``delta``.
+    wave_size : int
+    max_waves : int
+
+    Returns
+    -------
+    Waves
+    """
+    def build(n_arms: int, delta: float):
+        return algorithms.make_policy(name, replace(ctx, n_arms=int(n_arms), delta=delta))
+
+    ev = ctx.evaluator
+    return Waves(build, ctx.space, ev.candidates, ev.add_candidates, len(ctx.costs),
+                 delta=ctx.delta, epsilon=ctx.epsilon, wave_size=wave_size,
+                 max_waves=max_waves, random_state=ctx.random_state)
+
+
+class Waves:
+    """A policy that runs an elimination policy wave after wave over growing candidates.
+
+    See the module docstring. Arms are the indices of ``candidates`` (which
+    grows); statistics, pending pulls and the elimination record are kept
+    for all of them, so the engine's updates (σ, costs, bias checks) read
+    every evaluation.
+
+    Parameters
+    ----------
+    build : callable
+        ``build(n_arms, delta)`` returns the policy of one wave.
+    space : Space
+        Encodes candidates and decodes proposals.
+    candidates : list of dict
+        The evaluator's candidates; new ones are appended.
+    grow : callable
+        ``grow(n)`` tells the evaluator that ``n`` candidates were appended.
+    n_fidelities : int
+    delta : float
+        The search's δ, split over the waves (:func:`wave_delta`).
+    epsilon : float or None
+        The search's ε (the surrogate's test reads it too).
+    wave_size : int
+        New candidates per wave.
+    max_waves : int, default=MAX_WAVES
+    surrogate : {"forest", "density"}, default=DEFAULT_SURROGATE
+    random_state : int or None
+        Seeds the surrogate and its pool (wave ``w`` uses ``random_state + w``).
+
+    Attributes
+    ----------
+    wave_of : ndarray of int
+        The wave each candidate entered (1-based).
+    waves_ : list of dict
+        One entry per wave: its δ, candidates, new and carried ones, and at
+        its end the survivors, the incumbent and the surrogate's worth.
+    finished_ : str or None
+        Why no wave follows: ``"surrogate"`` (nothing new worth more than
+        ε), ``"max-waves"`` or ``"exhausted"`` (no new configuration left).
+    """
+
+    def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,
+                 delta: float, epsilon: float | None, wave_size: int,
+                 max_waves: int = MAX_WAVES, surrogate: str = DEFAULT_SURROGATE,
+                 random_state=None):
+        if surrogate not in SURROGATES:
+            raise ValueError(f"surrogate must be one of {list(SURROGATES)}; got {surrogate!r}")
+        if int(max_waves) != max_waves or max_waves < 1:
+            raise ValueError(f"max_waves must be an integer >= 1; got {max_waves!r}")
+        self.build, self.space, self.candidates, self._grow = build, space, candidates, grow
+        self.n_fidelities = int(n_fidelities)
+        self.delta, self.epsilon = float(delta), epsilon
+        self.wave_size, self.max_waves, self.surrogate = int(wave_size), int(max_waves), surrogate
+        self.seed = 0 if random_state is None else int(random_state)
+        n = len(candidates)
+        self.stats = ArmStats(n, self.n_fidelities)
+        self.pending = np.zeros((self.n_fidelities, n), dtype=np.int64)
+        self.active = np.ones(n, dtype=bool)
+        self.eliminated_round = np.full(n, -1, dtype=np.int64)
+        self.eliminated_fidelity = np.full(n, -1, dtype=np.int64)
+        self.wave_of = np.ones(n, dtype=np.int64)
+        self.evidence_ = ArmStats(n, self.n_fidelities)
+        self._units = space.to_unit(candidates)
+        self._updates: dict = {}
+        self._pull_costs = None
+        self._rounds_before = 0
+        self.wave_ = 0
+        self.finished_: str | None = None
+        self.incumbent_ = 0
+        self.waves_: list[dict] = []
+        self._start_wave(np.arange(n), np.empty(0, dtype=np.int64))
+
+    # -- the engine's view ------------------------------------------------------------
+    @property
+    def n_arms(self) -> int:
+        return self.stats.counts.shape[1]
+
+    @property
+    def done(self) -> bool:
+        return self.finished_ is not None
+
+    @property
+    def n_rounds(self) -> int:
+        return self._rounds_before + (0 if self.done else int(self.inner.n_rounds))
+
+    @property
+    def n_pending(self) -> int:
+        return int(self.pending.sum())
+
+    @property
+    def best_first(self) -> bool:
+        return bool(getattr(self.inner, "best_first", False))
+
+    @property
+    def chunk_cost(self):
+        return getattr(self.inner, "chunk_cost", None)
+
+    @property
+    def round_open(self) -> bool:
+        return not self.done and bool(getattr(self.inner, "round_open", False))
+
+    @property
+    def pull_costs_(self):
+        return self._pull_costs
+
+    @pull_costs_.setter
+    def pull_costs_(self, value) -> None:
+        self._pull_costs = value
+        if hasattr(self.inner, "pull_costs_"):
+            self.inner.pull_costs_ = value
+
+    def nominal_costs(self) -> np.ndarray:
+        return self.inner.nominal_costs()
+
+    def update_bounds(self, **kwargs) -> None:
+        """Forward ``update_bounds`` to the wave's policy; later waves start with it."""
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        self._updates.update(kwargs)
+        if kwargs:
+            self.inner.update_bounds(**kwargs)
+
+    def recommend(self) -> int:
+        """The incumbent once finished; else the wave policy's (anytime) recommendation."""
+        if self.done:
+            return int(self.incumbent_)
+        return int(self.members[int(self.inner.recommend())])
+
+    def coverage(self) -> dict:
+        """What the certificate covers (read by :func:`mftune.study.record.statement`)."""
+        evaluated = (self.stats.counts + self.evidence_.counts).sum(axis=0) > 0
+        last = self.waves_[-1] if self.waves_ else {}
+        return {"n_candidates": int(evaluated.sum()), "n_waves": int(self.wave_),
+                "finished": self.finished_, "worth": last.get("worth"),
+                "incumbent_score": last.get("incumbent_score")}
+
+    def summary(self) -> PolicySummary:
+        return PolicySummary(
+            pulls_per_fidelity=self.stats.counts.sum(axis=1),
+            cost_per_fidelity=self.stats.cost.sum(axis=1),
+            eliminated_round=self.eliminated_round.copy(),
+            eliminated_fidelity=self.eliminated_fidelity.copy(),
+            n_rounds=self.n_rounds, recommendation=self.recommend(), done=self.done,
+            extra={"waves": list(self.waves_), "finished": self.finished_})
+
+    # -- protocol -----------------------------------------------------------------------
+    def ask(self, n: int | None = None) -> Pulls:
+        """The wave policy's batch, in candidate indices."""
+        if self.done:
+            return Pulls.empty()
+        p = self.inner.ask(n)
+        arms = self.members[p.arms]
+        np.add.at(self.pending, (p.fidelities, arms), 1)
+        return Pulls(arms, p.fidelities)
+
+    def tell(self, pulls: Pulls, rewards, costs=None) -> None:
+        """Record results; end the wave once its policy's rule holds and nothing is out."""
+        rewards = np.asarray(rewards, dtype=float).reshape(-1)
+        if costs is None:
+            costs = self.nominal_costs()[pulls.fidelities]
+        costs = np.asarray(costs, dtype=float).reshape(-1)
+        idx = (pulls.fidelities, pulls.arms)
+        if np.any(self.pending[idx] <= 0):
+            raise ValueError("tell() received a pull that was not asked (or was told twice)")
+        np.subtract.at(self.pending, idx, 1)
+        self.stats.add(pulls.arms, pulls.fidelities, rewards, costs)
+        self.inner.tell(Pulls(self._local[pulls.arms], pulls.fidelities), rewards, costs)
+        self._mirror()
+        if self.inner.done and self.n_pending == 0:
+            self._end_wave()
+
+    def cancel(self, pulls: Pulls) -> None:
+        """Forget outstanding pulls that will not run."""
+        idx = (pulls.fidelities, pulls.arms)
+        if np.any(self.pending[idx] <= 0):
+            raise ValueError("cancel() received a pull that is not outstanding")
+        np.subtract.at(self.pending, idx, 1)
+        self.inner.cancel(Pulls(self._local[pulls.arms], pulls.fidelities))
+
+    def add_evidence(self, arms, fidelities, rewards) -> None:
+        """Results from outside the rounds (the calibration): kept for every later wave."""
+        arms = np.asarray(arms, dtype=np.int64).reshape(-1)
+        fidelities = np.asarray(fidelities, dtype=np.int64).reshape(-1)
+        rewards = np.asarray(rewards, dtype=float).reshape(-1)
+        self.evidence_.add(arms, fidelities, rewards, np.zeros(arms.size))
+        inside = self._local[arms] >= 0
+        if hasattr(self.inner, "add_evidence") and inside.any():
+            self.inner.add_evidence(self._local[arms[inside]], fidelities[inside],
+                                    rewards[inside])
+
+    # -- waves ----------------------------------------------------------------------------
+    def _mirror(self) -> None:
+        """Copy the wave policy's eliminations to the candidates' record."""
+        inner = self.inner
+        if not hasattr(inner, "active"):
+            return
+        newly = self.active[self.members] & ~inner.active
+        arms = self.members[newly]
+        self.active[arms] = False
+        self.eliminated_round[arms] = self._rounds_before + inner.eliminated_round[newly]
+        self.eliminated_fidelity[arms] = inner.eliminated_fidelity[newly]
+
+    def _start_wave(self, members: np.ndarray, carried: np.ndarray) -> None:
+        self.wave_ += 1
+        self.members = members.astype(np.int64)
+        self._local = np.full(self.n_arms, -1, dtype=np.int64)
+        self._local[self.members] = np.arange(self.members.size)
+        delta = wave_delta(self.delta, self.wave_)
+        inner = self.build(self.members.size, delta)
+        if self._updates:
+            inner.update_bounds(**self._updates)
+        if self._pull_costs is not None and hasattr(inner, "pull_costs_"):
+            inner.pull_costs_ = self._pull_costs
+        self.inner = inner
+        if hasattr(inner, "add_evidence"):  # what is known of the carried candidates
+            counts = self.stats.counts + self.evidence_.counts
+            sums = self.stats.sums + self.evidence_.sums
+            f, j = np.nonzero(counts[:, self.members])
+            reps = counts[f, self.members[j]]
+            if reps.size:
+                means = sums[f, self.members[j]] / reps
+                inner.add_evidence(np.repeat(j, reps), np.repeat(f, reps),
+                                   np.repeat(means, reps))
+        self.waves_.append({"wave": self.wave_, "delta": delta,
+                            "candidates": int(self.members.size),
+                            "carried": carried.tolist(),
+                            "new": int(self.members.size - carried.size)})
+
+    def _end_wave(self) -> None:
+        inner = self.inner
+        self._rounds_before += int(inner.n_rounds)
+        inc = int(self.members[int(inner.recommend())])
+        survivors = self.members[inner.active] if hasattr(inner, "active") \
+            else np.array([inc])
+        self.incumbent_ = inc
+        log = self.waves_[-1]
+        log.update(survivors=survivors.tolist(), incumbent=inc)
+        if self.wave_ >= self.max_waves:
+            self.finished_ = "max-waves"
+            return
+        counts = self.stats.counts + self.evidence_.counts
+        sums = self.stats.sums + self.evidence_.sums
+        prop = propose(self._units, counts, sums, inc, self.wave_size, self.space,
+                       surrogate=self.surrogate, seed=self.seed + self.wave_)
+        worth = None if not np.isfinite(prop.worth) else prop.worth
+        log.update(worth=worth, incumbent_score=(None if not np.isfinite(prop.incumbent)
+                                                 else prop.incumbent))
+        if worth is not None and worth <= prop.incumbent + (self.epsilon or 0.0):
+            self.finished_ = "surrogate"
+            return
+        if len(prop.points) == 0:
+            self.finished_ = "exhausted"
+            return
+        self._add(self.space.from_unit(prop.points))
+        new = np.arange(self.n_arms - len(prop.points), self.n_arms)
+        rest = survivors[survivors != inc]
+        carried = np.concatenate([[inc], rest]).astype(np.int64)
+        self._start_wave(np.concatenate([carried, new]), carried)
+
+    def _add(self, configs: list) -> None:
+        """Append new candidates and grow every per-candidate array."""
+        k = len(configs)
+        self.candidates.extend(configs)
+        self._grow(k)
+        pad = np.zeros((self.n_fidelities, k))
+        for st in (self.stats, self.evidence_):
+            st.counts = np.hstack([st.counts, pad.astype(np.int64)])
+            st.sums, st.sumsq = np.hstack([st.sums, pad]), np.hstack([st.sumsq, pad])
+            st.cost = np.hstack([st.cost, pad])
+        self.pending = np.hstack([self.pending, pad.astype(np.int64)])
+        self.active = np.r_[self.active, np.ones(k, dtype=bool)]
+        self.eliminated_round = np.r_[self.eliminated_round, np.full(k, -1, dtype=np.int64)]
+        self.eliminated_fidelity = np.r_[self.eliminated_fidelity,
+                                         np.full(k, -1, dtype=np.int64)]
+        self.wave_of = np.r_[self.wave_of, np.full(k, self.wave_ + 1, dtype=np.int64)]
+        self._units = np.vstack([self._units, self.space.to_unit(configs)])
