@@ -177,13 +177,21 @@ def make_waves(name: str, ctx, wave_size: int, max_waves: int = MAX_WAVES) -> Wa
     -------
     Waves
     """
-    def build(n_arms: int, delta: float):
-        return algorithms.make_policy(name, replace(ctx, n_arms=int(n_arms), delta=delta))
-
     ev = ctx.evaluator
-    return Waves(build, ctx.space, ev.candidates, ev.add_candidates, len(ctx.costs),
+    return Waves(_Builder(name, ctx), ctx.space, ev.candidates, ev.add_candidates, len(ctx.costs),
                  delta=ctx.delta, epsilon=ctx.epsilon, wave_size=wave_size,
                  max_waves=max_waves, random_state=ctx.random_state)
+
+
+class _Builder:
+    """``build(n_arms, delta)``: the registry's policy ``name`` for one wave (picklable)."""
+
+    def __init__(self, name: str, ctx):
+        self.name, self.ctx = name, ctx
+
+    def __call__(self, n_arms: int, delta: float):
+        ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta))
+        return algorithms.make_policy(self.name, ctx)
 
 
 class Waves:
@@ -260,6 +268,12 @@ class Waves:
         self._start_wave(np.arange(n), np.empty(0, dtype=np.int64))
 
     # -- the engine's view ------------------------------------------------------------
+    def __getattr__(self, name: str):
+        """The current wave policy's settings (``futility_switch``, ``epsilon``, ...)."""
+        if name.startswith("_") or name == "inner" or "inner" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
     @property
     def n_arms(self) -> int:
         return self.stats.counts.shape[1]
