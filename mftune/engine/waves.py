@@ -104,16 +104,20 @@ def initial_design(space, n: int, rng) -> list[dict]:
     with warnings.catch_warnings():  # n need not be a power of 2 here
         warnings.simplefilter("ignore", UserWarning)
         units = sobol.random(int(n))
+    def canonical(u):  # the encoding of the configuration each point decodes to
+        return space.to_unit(space.from_unit(u))
+
+    def first_of_each(u):
+        return np.sort(np.unique(np.round(u, 9), axis=0, return_index=True)[1])
+
+    units = canonical(units)
     for _ in range(8):
-        units = space.to_unit(space.from_unit(units))
-        _, first = np.unique(np.round(units, 9), axis=0, return_index=True)
-        if first.size == len(units):
+        keep = first_of_each(units)
+        if keep.size == len(units):
             break
-        units = np.vstack([units[np.sort(first)], rng.random((len(units) - first.size,
-                                                               space.n_dims))])
-    else:
-        _, first = np.unique(np.round(units, 9), axis=0, return_index=True)
-        units = units[np.sort(first)]
+        fresh = rng.random((len(units) - keep.size, space.n_dims))
+        units = canonical(np.vstack([units[keep], fresh]))
+    units = units[first_of_each(units)]
     return space.from_unit(units)
 
 
@@ -159,7 +163,7 @@ def resolve_wave_size(wave_size, n_candidates) -> int:
     return int(wave_size)
 
 
-def make_waves(name: str, ctx, wave_size: int, max_waves: int = MAX_WAVES) -> Waves:
+def make_waves(name: str, ctx, wave_size: int, max_waves: int | None = None) -> Waves:
     """The search's policy with waves: ``name`` (a registry name) built for every wave.
 
     Parameters
@@ -171,12 +175,14 @@ def make_waves(name: str, ctx, wave_size: int, max_waves: int = MAX_WAVES) -> Wa
         holds the candidate list, its ``space`` encodes it); each wave's
         policy gets it with its own ``n_arms`` and ``delta``.
     wave_size : int
-    max_waves : int
+    max_waves : int, optional
+        Default :data:`MAX_WAVES`.
 
     Returns
     -------
     Waves
     """
+    max_waves = MAX_WAVES if max_waves is None else max_waves
     ev = ctx.evaluator
     return Waves(_Builder(name, ctx), ctx.space, ev.candidates, ev.add_candidates, len(ctx.costs),
                  delta=ctx.delta, epsilon=ctx.epsilon, wave_size=wave_size,
@@ -220,7 +226,8 @@ class Waves:
     wave_size : int
         New candidates per wave.
     max_waves : int, default=MAX_WAVES
-    surrogate : {"forest", "density"}, default=DEFAULT_SURROGATE
+    surrogate : {"forest", "density"}, optional
+        Default :data:`DEFAULT_SURROGATE`.
     random_state : int or None
         Seeds the surrogate and its pool (wave ``w`` uses ``random_state + w``).
 
@@ -238,8 +245,9 @@ class Waves:
 
     def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,
                  delta: float, epsilon: float | None, wave_size: int,
-                 max_waves: int = MAX_WAVES, surrogate: str = DEFAULT_SURROGATE,
+                 max_waves: int = MAX_WAVES, surrogate: str | None = None,
                  random_state=None):
+        surrogate = DEFAULT_SURROGATE if surrogate is None else surrogate
         if surrogate not in SURROGATES:
             raise ValueError(f"surrogate must be one of {list(SURROGATES)}; got {surrogate!r}")
         if int(max_waves) != max_waves or max_waves < 1:
