@@ -182,3 +182,27 @@ def test_the_surrogate_proposes_new_points_near_the_best():
     # expected improvement looks where the scores are high: closer to the best than chance
     near = np.linalg.norm(prop.points - units[best], axis=1).mean()
     assert near < np.linalg.norm(rng.random((1000, 2)) - units[best], axis=1).mean()
+
+
+def test_ctrl_c_in_a_later_wave_keeps_the_waves_and_resume_goes_on(monkeypatch):
+    from mftune.search import evaluation
+
+    ref = bump_tuner(max_pulls=400).fit(X, Y)
+    first_new = int(np.argmax(ref.cv_results_["wave"] >= 2))  # its first pull: wave 2
+    calls = {"n": 0, "at": int(np.argmax(ref.pulls_["candidate"] == first_new)) + 5}
+    original = evaluation.CVEvaluator.evaluate
+
+    def interrupting(self, pulls):
+        calls["n"] += len(pulls)
+        if self.phase == "search" and calls["n"] >= calls["at"] and "done" not in calls:
+            calls["done"] = True
+            raise KeyboardInterrupt
+        return original(self, pulls)
+
+    monkeypatch.setattr(evaluation.CVEvaluator, "evaluate", interrupting)
+    t = bump_tuner(max_pulls=400).fit(X, Y)
+    assert t.stopping_reason_ == "interrupted" and t.policy_.n_pending == 0
+    assert t.cv_results_["wave"].max() >= 2 and len(t.cv_results_["wave"]) == len(t.candidates_)
+    t.resume(max_pulls=400)
+    assert t.n_pulls_ == ref.n_pulls_ and len(t.candidates_) == len(ref.candidates_)
+    assert t.best_params_ == ref.best_params_
