@@ -106,7 +106,7 @@ def _pool(units: np.ndarray, best: np.ndarray, rng) -> np.ndarray:
 
 
 def _forest(X, y, w, units, counts, sums, incumbent, rng, seed):
-    model = ExtraTreesRegressor(n_estimators=64, min_samples_leaf=1, max_features=1.0,
+    model = ExtraTreesRegressor(n_estimators=32, min_samples_leaf=1, max_features=1.0,
                                 random_state=seed, n_jobs=1).fit(X, y, sample_weight=w)
     means = sums[-1] / np.maximum(counts[-1], 1)
     has_top = counts[-1] > 0

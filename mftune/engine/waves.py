@@ -9,25 +9,30 @@ sampled, unconditional space) runs like this:
 2. Each wave runs the chosen elimination policy (built by the registry, as
    a search over fixed candidates does) over its candidates, with the
    confidence ``δ_w = δ · 6 / (π² w²)`` (:func:`wave_delta`, so that
-   ``Σ_w δ_w <= δ``), until that policy's stopping rule holds.
+   ``Σ_w δ_w <= δ``), until that policy's stopping rule holds or — with
+   several fidelities — until it has closed a round at the top fidelity
+   (the cheaper fidelities have screened the wave's candidates; ``early_end``).
 3. Then a surrogate is fitted on every evaluation so far, at every fidelity
    (:mod:`mftune.engine.surrogate`), and proposes ``wave_size`` new
    candidates, distinct from all earlier ones. The next wave runs over the
    survivors of this one (the incumbent first) and the new candidates; the
    survivors' earlier results count in the anytime recommendation
    (``add_evidence``).
-4. The search stops when a wave ends with its certificate and the surrogate
-   judges that no new candidate is worth more than ε (the largest upper
-   quantile of its predicted top-fidelity score over the acquisition pool
-   is at most the incumbent's score + ε) — or after ``max_waves`` waves, or
-   on the budget.
+4. The search stops when the surrogate judges that no new candidate is
+   worth more than ε (the largest upper quantile of its predicted
+   top-fidelity score over the acquisition pool is at most the incumbent's
+   score + ε) and the current wave ends with its certificate (a wave that
+   would have ended early runs on to its stopping rule) — or after
+   ``max_waves`` waves (the last also runs to its rule), or on the budget.
 
 What the certificate covers. Let ``b_w`` be the best (top-fidelity mean) of
 all the candidates of waves ``1..w``. On the event that every wave's
 elimination is correct (its best candidate is never eliminated; probability
 ``>= 1 − Σ δ_w >= 1 − δ`` by the union bound), ``b_w`` is a survivor of wave
-``w`` by induction (``b_{w-1}`` is carried into wave ``w``, and ``b_w`` is
-either it or a new candidate of wave ``w``), so the last wave's
+``w`` by induction (every survivor of wave ``w-1``, ``b_{w-1}`` among
+them, is carried into wave ``w`` whether that wave ended by its rule or
+early, and ``b_w`` is either ``b_{w-1}`` or a new candidate of wave ``w``),
+so the last wave's
 recommendation is within ε of ``b_W``, the best of **every** candidate
 evaluated. Carrying *all* survivors, not only the incumbent, is what keeps ε
 from adding up over waves. The surrogate's judgement that nothing new is
@@ -230,6 +235,12 @@ class Waves:
         Default :data:`DEFAULT_SURROGATE`.
     random_state : int or None
         Seeds the surrogate and its pool (wave ``w`` uses ``random_state + w``).
+    early_end : bool, default=True
+        With several fidelities, also end a wave once its policy has closed a
+        round at the top fidelity (:meth:`_screened`), carrying every
+        survivor over: new candidates then arrive while the search runs,
+        not only after a certificate, which a budget may never reach. The
+        last wave always runs to its stopping rule.
 
     Attributes
     ----------
@@ -246,7 +257,7 @@ class Waves:
     def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,
                  delta: float, epsilon: float | None, wave_size: int,
                  max_waves: int = MAX_WAVES, surrogate: str | None = None,
-                 random_state=None):
+                 random_state=None, early_end: bool = True):
         surrogate = DEFAULT_SURROGATE if surrogate is None else surrogate
         if surrogate not in SURROGATES:
             raise ValueError(f"surrogate must be one of {list(SURROGATES)}; got {surrogate!r}")
@@ -271,6 +282,8 @@ class Waves:
         self._rounds_before = 0
         self.wave_ = 0
         self.finished_: str | None = None
+        self._last: str | None = None  # why no wave will follow the current one
+        self.early_end = bool(early_end)
         self.incumbent_ = 0
         self.waves_: list[dict] = []
         self._start_wave(np.arange(n), np.empty(0, dtype=np.int64))
@@ -376,8 +389,8 @@ class Waves:
         self.stats.add(pulls.arms, pulls.fidelities, rewards, costs)
         self.inner.tell(Pulls(self._local[pulls.arms], pulls.fidelities), rewards, costs)
         self._mirror()
-        if self.inner.done and self.n_pending == 0:
-            self._end_wave()
+        if self.n_pending == 0 and (self.inner.done or self._screened()):
+            self._end_wave(certified=bool(self.inner.done))
 
     def cancel(self, pulls: Pulls) -> None:
         """Forget outstanding pulls that will not run."""
@@ -436,17 +449,39 @@ class Waves:
                             "carried": carried.tolist(),
                             "new": int(self.members.size - carried.size)})
 
-    def _end_wave(self) -> None:
+    def _screened(self) -> bool:
+        """Whether the wave may end before its rule: its policy has closed a round at the
+        top fidelity, so the cheaper fidelities have screened its candidates [RECON]."""
         inner = self.inner
-        self._rounds_before += int(inner.n_rounds)
+        if not self.early_end or self._last is not None or self.n_fidelities < 2:
+            return False
+        return (getattr(inner, "fidelity_", -1) == self.n_fidelities - 1
+                and getattr(inner, "t_", 0) >= 1 and not getattr(inner, "round_open", False))
+
+    def _finish(self, reason: str) -> None:
+        self._rounds_before += int(self.inner.n_rounds)
+        self.finished_ = reason
+
+    def _end_wave(self, certified: bool) -> None:
+        """End the wave: stop (only with the wave's certificate), or start the next one.
+
+        A wave that ends early (``certified=False``) carries *all* its
+        survivors over, so the certificate argument of the module docstring
+        holds unchanged; when the surrogate (or ``max_waves``) says no wave
+        follows, the wave goes on to its own stopping rule instead.
+        """
+        inner = self.inner
         inc = int(self.members[int(inner.recommend())])
         survivors = self.members[inner.active] if hasattr(inner, "active") \
             else np.array([inc])
         self.incumbent_ = inc
         log = self.waves_[-1]
-        log.update(survivors=survivors.tolist(), incumbent=inc)
+        log.update(survivors=survivors.tolist(), incumbent=inc, certified=certified)
+        if certified and self._last is not None:
+            self._finish(self._last)
+            return
         if self.wave_ >= self.max_waves:
-            self.finished_ = "max-waves"
+            self._conclude("max-waves", certified)
             return
         counts = self.stats.counts + self.evidence_.counts
         sums = self.stats.sums + self.evidence_.sums
@@ -456,16 +491,24 @@ class Waves:
         log.update(worth=worth, incumbent_score=(None if not np.isfinite(prop.incumbent)
                                                  else prop.incumbent))
         if worth is not None and worth <= prop.incumbent + (self.epsilon or 0.0):
-            self.finished_ = "surrogate"
+            self._conclude("surrogate", certified)
             return
         if len(prop.points) == 0:
-            self.finished_ = "exhausted"
+            self._conclude("exhausted", certified)
             return
+        self._rounds_before += int(inner.n_rounds)
         self._add(self.space.from_unit(prop.points))
         new = np.arange(self.n_arms - len(prop.points), self.n_arms)
         rest = survivors[survivors != inc]
         carried = np.concatenate([[inc], rest]).astype(np.int64)
         self._start_wave(np.concatenate([carried, new]), carried)
+
+    def _conclude(self, reason: str, certified: bool) -> None:
+        """No wave follows: stop now if the wave is certified, else run it to its rule."""
+        if certified:
+            self._finish(reason)
+        else:
+            self._last = reason
 
     def _add(self, configs: list) -> None:
         """Append new candidates and grow every per-candidate array."""
