@@ -6,34 +6,38 @@ sampled, unconditional space) runs like this:
 1. **Wave 1** is the initial candidates: a scrambled Sobol design of the
    unit cube decoded through the space's encoding
    (:func:`initial_design`), so the first candidates fill the space.
-2. Each wave runs the chosen elimination policy (built by the registry, as
-   a search over fixed candidates does) over its candidates, with the
-   confidence ``δ_w = δ · 6 / (π² w²)`` (:func:`wave_delta`, so that
-   ``Σ_w δ_w <= δ``), until that policy's stopping rule holds or — with
+2. Each exploring wave ``w`` runs the chosen elimination policy (built by
+   the registry, as a search over fixed candidates does) over its
+   candidates, with the confidence ``δ_w = (δ/2) · 6 / (π² w²)``
+   (:func:`wave_delta`), until that policy's stopping rule holds or — with
    several fidelities — until it has closed a round at the top fidelity
-   (the cheaper fidelities have screened the wave's candidates; ``early_end``).
+   with at most ``carry_limit`` (``wave_size // 2``) survivors: the cheaper
+   fidelities have screened the wave's candidates, and new ones can come in
+   within a budget that a certificate would not fit in (``early_end``).
 3. Then a surrogate is fitted on every evaluation so far, at every fidelity
    (:mod:`mftune.engine.surrogate`), and proposes ``wave_size`` new
-   candidates, distinct from all earlier ones. The next wave runs over the
-   survivors of this one (the incumbent first) and the new candidates; the
-   survivors' earlier results count in the anytime recommendation
-   (``add_evidence``).
-4. The search stops when the surrogate judges that no new candidate is
-   worth more than ε (the largest upper quantile of its predicted
-   top-fidelity score over the acquisition pool is at most the incumbent's
-   score + ε) and the current wave ends with its certificate (a wave that
-   would have ended early runs on to its stopping rule) — or after
-   ``max_waves`` waves (the last also runs to its rule), or on the budget.
+   candidates, distinct from all earlier ones. The next wave runs over
+   *all* the survivors of this one (the incumbent first) and the new
+   candidates; the survivors' earlier results count in the anytime
+   recommendation (``add_evidence``).
+4. No new candidates follow when the surrogate judges that none is worth
+   more than ε (the largest upper quantile of its predicted top-fidelity
+   score over the acquisition pool is at most the incumbent's score + ε),
+   when the proposals of the last :data:`STALL_WAVES` waves did not raise
+   the incumbent's score by more than ε, or after ``max_waves`` exploring
+   waves. The search then stops if the wave ended with its certificate;
+   if it ended early, a **final wave** over its survivors runs with
+   ``δ/2`` to its stopping rule. So ``Σ δ ≤ δ/2 + δ/2``. The budget may end
+   the search at any point (no certificate then).
 
 What the certificate covers. Let ``b_w`` be the best (top-fidelity mean) of
 all the candidates of waves ``1..w``. On the event that every wave's
 elimination is correct (its best candidate is never eliminated; probability
-``>= 1 − Σ δ_w >= 1 − δ`` by the union bound), ``b_w`` is a survivor of wave
+``>= 1 − δ`` by the union bound over the waves' δs), ``b_w`` is a survivor of wave
 ``w`` by induction (every survivor of wave ``w-1``, ``b_{w-1}`` among
 them, is carried into wave ``w`` whether that wave ended by its rule or
 early, and ``b_w`` is either ``b_{w-1}`` or a new candidate of wave ``w``),
-so the last wave's
-recommendation is within ε of ``b_W``, the best of **every** candidate
+so the last wave's recommendation is within ε of ``b_W``, the best of **every** candidate
 evaluated. Carrying *all* survivors, not only the incumbent, is what keeps ε
 from adding up over waves. The surrogate's judgement that nothing new is
 worth more than ε is a model's prediction, not a probability statement; the
@@ -58,6 +62,9 @@ __all__ = ["MAX_WAVES", "WAVE_ALGORITHMS", "Waves", "initial_design", "make_wave
 #: Waves after which a search stops proposing (its certificate then covers the
 #: candidates evaluated, and the statement says no surrogate judgement was made).
 MAX_WAVES = 6
+#: Waves whose proposals must raise the incumbent's score by more than ε, else no wave
+#: follows (the surrogate's own test rarely fires on bimodal landscapes: docs/tuner.md).
+STALL_WAVES = 2
 #: Algorithms a search with waves runs in each wave (policies with an ``active`` set
 #: and an elimination guarantee: the survivors carry the best candidate over).
 WAVE_ALGORITHMS = ("se", "iise", "iise-gamma")
@@ -71,7 +78,7 @@ def wave_delta(delta: float, wave) -> np.ndarray | float:
     Parameters
     ----------
     delta : float
-        The search's δ.
+        The δ to split (a search gives its exploring waves half of its own).
     wave : int or array-like of int
         Wave numbers, from 1.
 
@@ -284,6 +291,8 @@ class Waves:
         self.finished_: str | None = None
         self._last: str | None = None  # why no wave will follow the current one
         self.early_end = bool(early_end)
+        #: survivors a wave may carry over when it ends before its rule
+        self.carry_limit = max(2, self.wave_size // 2)
         self.incumbent_ = 0
         self.waves_: list[dict] = []
         self._start_wave(np.arange(n), np.empty(0, dtype=np.int64))
@@ -423,12 +432,14 @@ class Waves:
         self.eliminated_round[arms] = self._rounds_before + inner.eliminated_round[newly]
         self.eliminated_fidelity[arms] = inner.eliminated_fidelity[newly]
 
-    def _start_wave(self, members: np.ndarray, carried: np.ndarray) -> None:
+    def _start_wave(self, members: np.ndarray, carried: np.ndarray,
+                    final: bool = False) -> None:
         self.wave_ += 1
         self.members = members.astype(np.int64)
         self._local = np.full(self.n_arms, -1, dtype=np.int64)
         self._local[self.members] = np.arange(self.members.size)
-        delta = wave_delta(self.delta, self.wave_)
+        # half of δ for the final certificate, half split over the exploring waves
+        delta = self.delta / 2 if final else wave_delta(self.delta / 2, self.wave_)
         inner = self.build(self.members.size, delta)
         if self._updates:
             inner.update_bounds(**self._updates)
@@ -445,18 +456,22 @@ class Waves:
                 inner.add_evidence(np.repeat(j, reps), np.repeat(f, reps),
                                    np.repeat(means, reps))
         self.waves_.append({"wave": self.wave_, "delta": delta,
+                            "start_pulls": int(self.stats.counts.sum()),
+                            "start_cost": float(self.stats.cost.sum()),
                             "candidates": int(self.members.size),
                             "carried": carried.tolist(),
                             "new": int(self.members.size - carried.size)})
 
     def _screened(self) -> bool:
         """Whether the wave may end before its rule: its policy has closed a round at the
-        top fidelity, so the cheaper fidelities have screened its candidates [RECON]."""
+        top fidelity (the cheaper fidelities have screened its candidates) and at most
+        :attr:`carry_limit` survive, so the survivors carried over stay few [RECON]."""
         inner = self.inner
         if not self.early_end or self._last is not None or self.n_fidelities < 2:
             return False
         return (getattr(inner, "fidelity_", -1) == self.n_fidelities - 1
-                and getattr(inner, "t_", 0) >= 1 and not getattr(inner, "round_open", False))
+                and getattr(inner, "t_", 0) >= 1 and not getattr(inner, "round_open", False)
+                and int(inner.active.sum()) <= self.carry_limit)
 
     def _finish(self, reason: str) -> None:
         self._rounds_before += int(self.inner.n_rounds)
@@ -490,8 +505,12 @@ class Waves:
         worth = None if not np.isfinite(prop.worth) else prop.worth
         log.update(worth=worth, incumbent_score=(None if not np.isfinite(prop.incumbent)
                                                  else prop.incumbent))
-        if worth is not None and worth <= prop.incumbent + (self.epsilon or 0.0):
+        eps = self.epsilon or 0.0
+        if worth is not None and worth <= prop.incumbent + eps:
             self._conclude("surrogate", certified)
+            return
+        if self._stalled(prop.incumbent, eps):
+            self._conclude("stalled", certified)
             return
         if len(prop.points) == 0:
             self._conclude("exhausted", certified)
@@ -503,12 +522,27 @@ class Waves:
         carried = np.concatenate([[inc], rest]).astype(np.int64)
         self._start_wave(np.concatenate([carried, new]), carried)
 
+    def _stalled(self, score: float, eps: float) -> bool:
+        """The surrogate's proposals of the last :data:`STALL_WAVES` waves did not raise
+        the incumbent's top-fidelity score by more than ε [RECON]."""
+        if len(self.waves_) <= STALL_WAVES or not np.isfinite(score):
+            return False
+        before = self.waves_[-1 - STALL_WAVES].get("incumbent_score")
+        return before is not None and score <= before + eps
+
     def _conclude(self, reason: str, certified: bool) -> None:
-        """No wave follows: stop now if the wave is certified, else run it to its rule."""
+        """No new candidates follow: stop now if the wave is certified, else start the
+        final wave over its survivors (the incumbent first), with δ/2."""
         if certified:
             self._finish(reason)
-        else:
-            self._last = reason
+            return
+        self._last = reason
+        self._rounds_before += int(self.inner.n_rounds)
+        inc = self.incumbent_
+        survivors = self.members[self.inner.active]
+        members = np.concatenate([[inc], survivors[survivors != inc]]).astype(np.int64)
+        self._start_wave(members, members, final=True)
+        self.waves_[-1]["final"] = True
 
     def _add(self, configs: list) -> None:
         """Append new candidates and grow every per-candidate array."""

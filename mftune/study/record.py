@@ -56,7 +56,8 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
     waves : dict, optional
         A search with waves of candidates (:meth:`mftune.engine.waves.Waves.coverage`):
         ``n_candidates`` evaluated, ``n_waves``, and ``finished``, why no wave
-        followed (``"surrogate"``, ``"max-waves"``, ``"exhausted"``). The
+        followed (``"surrogate"``, ``"stalled"``, ``"max-waves"``,
+        ``"exhausted"``). The
         certificate then covers every candidate evaluated [RECON].
     """
     if reason == "stopping-rule" and waves is not None:
@@ -93,6 +94,10 @@ def _waves_statement(delta, epsilon, sigma, bias_mode, waves: dict) -> str:
                        "judgement, not part of the probability)")
     if finished == "exhausted":
         return text + "no new configuration of the space was left to propose"
+    if finished == "stalled":
+        return text + (f"the surrogate's proposals of the last waves did not beat it by more "
+                       f"than {gap}, so it stopped proposing (configurations not evaluated "
+                       "are not covered)")
     return text + (f"the search stopped proposing after {waves['n_waves']} wave(s) "
                    "(max_waves), so configurations not evaluated are not covered")
 
