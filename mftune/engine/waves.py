@@ -141,6 +141,21 @@ def resolve_adaptive(adaptive, *, space, algorithm, n_candidates, storage) -> tu
     ``"auto"``) and there is no study file; a fixed list otherwise.
     ``True``: waves, or a ``ValueError`` saying what prevents them.
     ``False``: a fixed list.
+
+    Parameters
+    ----------
+    adaptive : {"auto", True, False}
+    space : Space
+    algorithm : str or policy
+        The tuner's ``algorithm``.
+    n_candidates : int or "grid"
+    storage : str, path-like or None
+
+    Returns
+    -------
+    waves : bool
+    why : str
+        The reason, for the progress line.
     """
     if not (adaptive == "auto" or adaptive is True or adaptive is False):
         raise ValueError(f"adaptive must be 'auto', True or False; got {adaptive!r}")
@@ -166,7 +181,18 @@ def resolve_adaptive(adaptive, *, space, algorithm, n_candidates, storage) -> tu
 
 
 def resolve_wave_size(wave_size, n_candidates) -> int:
-    """New candidates per wave: ``wave_size``, or half of ``n_candidates`` for ``"auto"``."""
+    """New candidates per wave: ``wave_size``, or half of ``n_candidates`` for ``"auto"``.
+
+    Parameters
+    ----------
+    wave_size : int or "auto"
+    n_candidates : int
+        The first wave's size.
+
+    Returns
+    -------
+    int
+    """
     if wave_size == "auto":
         return max(2, int(n_candidates) // 2)
     if isinstance(wave_size, bool) or not isinstance(wave_size, (int, np.integer)) \
