@@ -126,7 +126,7 @@ class _TestScore:
 
 
 def _candidates(task: Task, seed: int) -> list[dict]:
-    """The list ``MFTuner(random_state=seed)`` samples (same derivation as ``fit``)."""
+    """The list ``MFTuner(random_state=seed, adaptive=False)`` samples (as ``fit`` does)."""
     sub = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
     return Space(task.space).sample(task.n_candidates, np.random.default_rng(sub))
 

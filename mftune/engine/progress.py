@@ -40,6 +40,9 @@ class Progress:
         self.n_failed += say_failures(pulls, outcomes, self.verbose, self.stream)
         self.history.append((now, self.cost, self.n_pulls, best))
         if hasattr(policy, "active"):
+            grown = policy.active.size - self.eliminated_time.size  # candidates that arrived
+            if grown > 0:
+                self.eliminated_time = np.r_[self.eliminated_time, np.full(grown, np.nan)]
             newly = ~policy.active & np.isnan(self.eliminated_time)
             self.eliminated_time[newly] = now
         if self.verbose >= 1 and (self.verbose >= 2 or now - self._last_print >= 1.0):

@@ -40,6 +40,7 @@ from .calibration import (
 )
 from .driver import run
 from .progress import Progress, say_failures
+from .waves import make_waves
 
 __all__ = ["SETTINGS", "Search", "raise_if_all_failed"]
 
@@ -48,6 +49,7 @@ SETTINGS = {
     "algorithm": "auto", "algorithm_params": None, "bias": "adaptive", "n_calibration": 3,
     "sigma": None, "costs": "measured", "delta": 0.05, "epsilon": "auto", "budget": None,
     "max_pulls": None, "batch_size": 1, "verbose": 0, "default_budget": None,
+    "adaptive": False, "wave_size": None,
 }
 
 
@@ -85,7 +87,8 @@ class Search:
         names; ``batch_size`` is the pulls a batch-rule policy asks at once;
         ``default_budget`` a number of top-fidelity evaluations of every
         candidate whose cost caps a search given neither ``budget`` nor
-        ``max_pulls``).
+        ``max_pulls``; ``adaptive``: run waves of candidates proposed by a
+        surrogate, ``wave_size`` new ones per wave, :mod:`mftune.engine.waves`).
     """
 
     def __init__(self, evaluator, levels, *, seed: int, space=None, recorder=None,
@@ -224,7 +227,8 @@ class Search:
                 params=self.algorithm_params_, **algorithms.tuner_switches(name))
             if name in algorithms.FUTILITY_ALGORITHMS and "curve_check" not in ctx.params:
                 ctx.curve_check = curve_steps(levels)
-            self.policy_ = algorithms.make_policy(name, ctx)
+            self.policy_ = (make_waves(name, ctx, self.wave_size) if self.adaptive
+                            else algorithms.make_policy(name, ctx))
         else:
             self.policy_ = self.algorithm
         if est is not None and hasattr(self.policy_, "add_evidence"):
@@ -515,5 +519,7 @@ class Search:
 
     def statement(self, reason: str) -> str:
         """The guarantee statement of this search ended for ``reason`` (one text for all)."""
+        waves = getattr(self.policy_, "coverage", None)
         return statement(reason, delta=self.delta, epsilon=self.epsilon_, sigma=self.sigma_,
-                         bias_mode=self.bias_mode_, tie=self.tie_)
+                         bias_mode=self.bias_mode_, tie=self.tie_,
+                         waves=waves() if waves is not None else None)

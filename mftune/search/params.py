@@ -65,6 +65,10 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
                                              and self.n_candidates >= 2)):
         raise ValueError(f"n_candidates must be an integer >= 2 or 'grid'; "
                          f"got {self.n_candidates!r}")
+    if not (self.adaptive == "auto" or self.adaptive is True or self.adaptive is False):
+        raise ValueError(f"adaptive must be 'auto', True or False; got {self.adaptive!r}")
+    if not (self.wave_size == "auto" or (_is_int(self.wave_size) and self.wave_size >= 1)):
+        raise ValueError(f"wave_size must be 'auto' or an integer >= 1; got {self.wave_size!r}")
     if not _is_int(self.grid_points) or self.grid_points < 2:
         raise ValueError(f"grid_points must be an integer >= 2; got {self.grid_points!r}")
     if isinstance(self.bias, str):

@@ -11,15 +11,16 @@ from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, is_classifier, is_regressor
 from sklearn.model_selection import check_cv
 from sklearn.utils import assert_all_finite, check_random_state, get_tags
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, indexable
+from sklearn.utils.validation import indexable
 
 from ..engine.search import Search, level_is_number, raise_if_all_failed
+from ..engine.waves import initial_design, resolve_adaptive, resolve_wave_size
 from ..fidelity import min_subset_size, n_samples_schedule
 from ..policies import registry as algorithms
 from ..space import Space
 from .continuation import fit_at_level, partial_fit_only, resolve_continuation, saved_seconds
+from .delegation import Delegation
 from .evaluation import CVEvaluator, clone_with
 from .params import build_scorers, check_params
 from .results import build_cv_results, build_pulls
@@ -34,14 +35,6 @@ __all__ = ["MFTuner"]
 
 
 
-def _delegate(name):
-    def check(self):
-        if hasattr(self, "best_estimator_"):
-            return hasattr(self.best_estimator_, name)
-        return hasattr(self.estimator, name)
-    return check
-
-
 #: MFTuner parameters that are the engine's settings (mftune.engine.search.SETTINGS).
 _ENGINE_PARAMS = ("algorithm", "algorithm_params", "bias", "n_calibration", "sigma", "costs",
                   "delta", "epsilon", "budget", "max_pulls", "verbose")
@@ -50,7 +43,7 @@ _ENGINE_ATTRS = ("policy_", "sigma_", "epsilon_", "bias_bounds_", "bias_events_"
                  "calibration_cost_", "candidates_", "deterministic_")
 
 
-class MFTuner(MetaEstimatorMixin, BaseEstimator):
+class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
     """Multi-fidelity hyperparameter search with a confidence statement.
 
     Candidates are sampled from ``space`` (or its grid); a multi-fidelity
@@ -118,6 +111,20 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         Number of candidates sampled from ``space`` with ``random_state``, or
         ``"grid"`` for the full grid (``grid_points`` values per numeric dimension).
     grid_points : int, default=5
+    adaptive : {"auto", True, False}, default="auto"
+        Candidates that adapt (docs/tuner.md): the first ``n_candidates``
+        fill the space (a Sobol design), then, each time the algorithm's
+        stopping rule holds, a surrogate fitted on every evaluation proposes
+        ``wave_size`` new candidates and a new wave runs over them and the
+        survivors, until the surrogate predicts no new candidate beats the
+        incumbent by more than ``epsilon`` (:mod:`mftune.engine.waves`).
+        ``"auto"``: waves for a sampled unconditional space with an
+        elimination algorithm (``"auto"``, ``"se"``, ``"iise"``,
+        ``"iise-gamma"``) and no ``storage``, a fixed list otherwise;
+        ``True``: waves or a ``ValueError``; ``False``: the ``n_candidates``
+        random draws, fixed. ``adaptive_`` says what ran.
+    wave_size : int or "auto", default="auto"
+        New candidates per wave (``"auto"``: ``n_candidates // 2``, at least 2).
     bias : {"adaptive", "estimate"} or sequence of float, default="adaptive"
         Bias bounds: estimated by a calibration at every fidelity
         (``"estimate"``); estimated and doubled when violated (``"adaptive"``:
@@ -200,7 +207,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     cv_results_ : dict of arrays
         One row per candidate (params, ``param_*``, mean/std test score at
         the highest fidelity reached, that fidelity, pulls and cost per
-        fidelity, elimination fidelity/round/time, failures, rank).
+        fidelity, elimination fidelity/round/time, failures, rank, and the
+        ``wave`` it entered: 1 without waves).
     pulls_ : dict of arrays
         One row per pull (calibration included, ``phase`` column; ``worker``:
         the ``"host:pid"`` of the process that ran it; ``n_train`` and
@@ -218,6 +226,9 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
     epsilon_ : float or None
     validation_ : {"proportional", "full"}
         The validation rows in force (``validation`` with ``"auto"`` resolved).
+    adaptive_ : bool
+        Whether the candidates came in waves; ``waves_`` lists the waves
+        (their δ, candidates, survivors, incumbent and the surrogate's worth).
     algorithm_ : str
         The algorithm run (``algorithm_reason_`` says why, for ``"auto"``).
     stopping_reason_ : str
@@ -244,7 +255,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                  min_resources="auto", factor=3, validation="auto",
                  continuation="auto",
                  algorithm="auto", algorithm_params=None, n_candidates=32,
-                 grid_points=5, bias="adaptive", n_calibration=3, sigma=None, costs="measured",
+                 grid_points=5, adaptive="auto", wave_size="auto", bias="adaptive",
+                 n_calibration=3, sigma=None, costs="measured",
                  delta=0.05,
                  epsilon="auto", budget=None, max_pulls=None, timeout=None, scoring=None,
                  cv=5, refit=True, error_score=np.nan, n_jobs=None, verbose=0,
@@ -261,6 +273,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self.algorithm_params = algorithm_params
         self.n_candidates = n_candidates
         self.grid_points = grid_points
+        self.adaptive = adaptive
+        self.wave_size = wave_size
         self.bias = bias
         self.n_calibration = n_calibration
         self.sigma = sigma
@@ -349,6 +363,7 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         if seed is None:
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         rng = np.random.default_rng(seed)
+        self.adaptive_ = False
         if self.algorithm in algorithms.POINT_ALGORITHMS:
             # The GP policies propose their own configurations; the sampled ones are
             # only the calibration's.
@@ -357,7 +372,12 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
                                  "(one dict): it searches the unit-cube encoding")
             candidates = space.sample(max(int(self.n_calibration), 2), rng)
         else:
+            self.adaptive_, why = resolve_adaptive(
+                self.adaptive, space=space, algorithm=self.algorithm,
+                n_candidates=self.n_candidates, storage=self.storage)
+            self._say(1, f"candidates: {why}")
             candidates = (space.grid(self.grid_points) if self.n_candidates == "grid"
+                          else initial_design(space, self.n_candidates, rng) if self.adaptive_
                           else space.sample(self.n_candidates, rng))
         if len(candidates) < 2:
             raise ValueError("n_candidates: the space yields fewer than 2 candidates")
@@ -384,6 +404,8 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self._metric = metric
         self._engine = Search(
             evaluator, levels, seed=seed, space=space, batch_size=self._batch_size(),
+            adaptive=self.adaptive_, wave_size=(resolve_wave_size(
+                self.wave_size, len(candidates)) if self.adaptive_ else None),
             **{k: getattr(self, k) for k in _ENGINE_PARAMS})
         for attr in ("algorithm_", "algorithm_reason_", "bias_mode_"):
             setattr(self, attr, getattr(self._engine, attr))
@@ -472,6 +494,9 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
         self.cv_results_ = build_cv_results(
             self.candidates_, search_recs, levels, list(ev.scorers), self._metric, best,
             elim_r, elim_f, elim_t)
+        self.cv_results_["wave"] = np.asarray(getattr(policy, "wave_of", np.ones(n_cand)),
+                                              dtype=np.int64)
+        self.waves_ = list(getattr(policy, "waves_", []))
         key = "score" if not self.multimetric_ else self._metric
         self.best_params_ = dict(self.candidates_[best])
         self.best_score_ = float(self.cv_results_[f"mean_test_{key}"][best])
@@ -531,53 +556,6 @@ class MFTuner(MetaEstimatorMixin, BaseEstimator):
             return self._fit(ev.X, ev.y, ev.groups, ev.fit_params, budget, max_pulls)
         self._search(budget, max_pulls)
         return self
-
-    # -- delegation ---------------------------------------------------------------------
-    @property
-    def classes_(self):
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.classes_
-
-    def _check_refitted(self, name):
-        if self.refit is False:
-            raise AttributeError(f"{name} is available only with refit=True; refit={self.refit}")
-        check_is_fitted(self, "best_estimator_")
-
-    @available_if(_delegate("predict"))
-    def predict(self, X):
-        """Predict with the refitted best estimator."""
-        self._check_refitted("predict")
-        return self.best_estimator_.predict(X)
-
-    @available_if(_delegate("predict_proba"))
-    def predict_proba(self, X):
-        """``predict_proba`` of the refitted best estimator."""
-        self._check_refitted("predict_proba")
-        return self.best_estimator_.predict_proba(X)
-
-    @available_if(_delegate("predict_log_proba"))
-    def predict_log_proba(self, X):
-        """``predict_log_proba`` of the refitted best estimator."""
-        self._check_refitted("predict_log_proba")
-        return self.best_estimator_.predict_log_proba(X)
-
-    @available_if(_delegate("decision_function"))
-    def decision_function(self, X):
-        """``decision_function`` of the refitted best estimator."""
-        self._check_refitted("decision_function")
-        return self.best_estimator_.decision_function(X)
-
-    @available_if(_delegate("transform"))
-    def transform(self, X):
-        """``transform`` of the refitted best estimator."""
-        self._check_refitted("transform")
-        return self.best_estimator_.transform(X)
-
-    @available_if(_delegate("inverse_transform"))
-    def inverse_transform(self, X):
-        """``inverse_transform`` of the refitted best estimator."""
-        self._check_refitted("inverse_transform")
-        return self.best_estimator_.inverse_transform(X)
 
     def score(self, X, y=None):
         """Score with the optimised metric's scorer (``scoring``), as ``GridSearchCV``."""

@@ -38,7 +38,7 @@ __all__ = ["StudyRecord", "apply_update", "statement"]
 
 
 def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_mode: str,
-              tie: list | None = None) -> str:
+              tie: list | None = None, waves: dict | None = None) -> str:
     """The one guarantee statement of a search (or study) that ended for ``reason``.
 
     Parameters
@@ -53,7 +53,15 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
         ``"known"``, ``"estimate"`` or ``"adaptive"`` (how the bias bounds were set).
     tie : list of int, optional
         The candidates that tie exactly (``reason == "tie"``).
+    waves : dict, optional
+        A search with waves of candidates (:meth:`mftune.engine.waves.Waves.coverage`):
+        ``n_candidates`` evaluated, ``n_waves``, and ``finished``, why no wave
+        followed (``"surrogate"``, ``"stalled"``, ``"max-waves"``,
+        ``"exhausted"``). The
+        certificate then covers every candidate evaluated [RECON].
     """
+    if reason == "stopping-rule" and waves is not None:
+        return _waves_statement(delta, epsilon, sigma, bias_mode, waves)
     if reason == "stopping-rule":
         eps = "the best" if not epsilon else f"within epsilon={epsilon:.4g} of the best"
         return (f"with probability >= {1 - delta:g} the recommended candidate is {eps} "
@@ -64,8 +72,34 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
                 "objective is deterministic, so no more pulls can separate them; every other "
                 f"candidate was eliminated with probability >= {1 - delta:g}; the first of "
                 "them is recommended")
+    tail = "" if waves is None else (f" ({waves['n_candidates']} candidates evaluated in "
+                                     f"{waves['n_waves']} wave(s))")
     return (f"no confidence statement: the search stopped early ({reason}); the "
-            "recommendation is the best surviving candidate at the highest fidelity reached")
+            "recommendation is the best surviving candidate at the highest fidelity reached"
+            + tail)
+
+
+def _waves_statement(delta, epsilon, sigma, bias_mode, waves: dict) -> str:
+    """The certificate of a search with waves: the best of every candidate evaluated."""
+    eps = f"within epsilon={epsilon:.4g} of " if epsilon else ""
+    text = (f"with probability >= {1 - delta:g} the recommended candidate is {eps}the best "
+            f"of the {waves['n_candidates']} candidates evaluated in {waves['n_waves']} "
+            f"wave(s) (delta split over the waves; sub-Gaussian pulls with sigma per fidelity "
+            f"{np.round(np.asarray(sigma, float), 4).tolist()}, bias bounds {bias_mode}); ")
+    gap = f"{epsilon:.4g}" if epsilon else "0"
+    finished = waves.get("finished")
+    if finished == "surrogate":
+        return text + (f"no new candidate predicted to beat it by more than {gap} (the "
+                       "surrogate's upper quantile over its acquisition pool: a model's "
+                       "judgement, not part of the probability)")
+    if finished == "exhausted":
+        return text + "no new configuration of the space was left to propose"
+    if finished == "stalled":
+        return text + (f"the surrogate's proposals of the last waves did not beat it by more "
+                       f"than {gap}, so it stopped proposing (configurations not evaluated "
+                       "are not covered)")
+    return text + (f"the search stopped proposing after {waves['n_waves']} wave(s) "
+                   "(max_waves), so configurations not evaluated are not covered")
 
 
 def apply_update(policy: Policy, data: dict) -> None:

@@ -31,7 +31,8 @@ def data():
 def small(**kw):
     base = dict(estimator=LogisticRegression(solver="liblinear"),
                 space={"C": Real(1e-4, 1e2, log=True)}, n_candidates=5, cv=3,
-                max_pulls=40, costs="levels", random_state=0)
+                max_pulls=40, costs="levels", random_state=0,
+                adaptive=False)  # the references run without a study file: fixed lists too
     base.update(kw)
     return MFTuner(**base)
 

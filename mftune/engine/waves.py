@@ -1,0 +1,589 @@
+"""Candidates that adapt: waves of candidates, proposed from a surrogate, each certified [RECON].
+
+A search with waves (``MFTuner(adaptive="auto")``, the default over a
+sampled, unconditional space) runs like this:
+
+1. **Wave 1** is the initial candidates: a scrambled Sobol design of the
+   unit cube decoded through the space's encoding
+   (:func:`initial_design`), so the first candidates fill the space.
+2. Each exploring wave ``w`` runs the chosen elimination policy (built by
+   the registry, as a search over fixed candidates does) over its
+   candidates, with the confidence ``δ_w = (δ/2) · 6 / (π² w²)``
+   (:func:`wave_delta`), until that policy's stopping rule holds or — with
+   several fidelities — until it has closed a round at the top fidelity
+   with at most ``carry_limit`` (``wave_size // 2``) survivors: the cheaper
+   fidelities have screened the wave's candidates, and new ones can come in
+   within a budget that a certificate would not fit in (``early_end``).
+3. Then a surrogate is fitted on every evaluation so far, at every fidelity
+   (:mod:`mftune.engine.surrogate`), and proposes ``wave_size`` new
+   candidates, distinct from all earlier ones. The next wave runs over
+   *all* the survivors of this one (the incumbent first) and the new
+   candidates; the survivors' earlier results count in the anytime
+   recommendation (``add_evidence``).
+4. No new candidates follow when the surrogate judges that none is worth
+   more than ε (the largest upper quantile of its predicted top-fidelity
+   score over the acquisition pool is at most the incumbent's score + ε),
+   when the proposals of the last :data:`STALL_WAVES` waves did not raise
+   the incumbent's score by more than ε, or after ``max_waves`` exploring
+   waves. The search then stops if the wave ended with its certificate;
+   if it ended early, a **final wave** over its survivors runs with
+   ``δ/2`` to its stopping rule. So ``Σ δ ≤ δ/2 + δ/2``. The budget may end
+   the search at any point (no certificate then).
+
+What the certificate covers. Let ``b_w`` be the best (top-fidelity mean) of
+all the candidates of waves ``1..w``. On the event that every wave's
+elimination is correct (its best candidate is never eliminated; probability
+``>= 1 − δ`` by the union bound over the waves' δs), ``b_w`` is a survivor of wave
+``w`` by induction (every survivor of wave ``w-1``, ``b_{w-1}`` among
+them, is carried into wave ``w`` whether that wave ended by its rule or
+early, and ``b_w`` is either ``b_{w-1}`` or a new candidate of wave ``w``),
+so the last wave's recommendation is within ε of ``b_W``, the best of **every** candidate
+evaluated. Carrying *all* survivors, not only the incumbent, is what keeps ε
+from adding up over waves. The surrogate's judgement that nothing new is
+worth more than ε is a model's prediction, not a probability statement; the
+result says which is which (:func:`mftune.study.record.statement`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+
+import numpy as np
+from scipy.stats import qmc
+
+from ..policies import registry as algorithms
+from ..policies.base import ArmStats, PolicySummary, Pulls
+from .surrogate import SURROGATES, propose
+
+__all__ = ["MAX_WAVES", "WAVE_ALGORITHMS", "Waves", "initial_design", "make_waves",
+           "resolve_adaptive", "resolve_wave_size", "wave_delta"]
+
+#: Waves after which a search stops proposing (its certificate then covers the
+#: candidates evaluated, and the statement says no surrogate judgement was made).
+MAX_WAVES = 6
+#: Waves whose proposals must raise the incumbent's score by more than ε, else no wave
+#: follows (the surrogate's own test rarely fires on bimodal landscapes: docs/tuner.md).
+STALL_WAVES = 2
+#: Algorithms a search with waves runs in each wave (policies with an ``active`` set
+#: and an elimination guarantee: the survivors carry the best candidate over).
+WAVE_ALGORITHMS = ("se", "iise", "iise-gamma")
+#: The surrogate of the waves (``python -m mftune.benchmarks.surrogate_choice``).
+DEFAULT_SURROGATE = "forest"
+
+
+def wave_delta(delta: float, wave) -> np.ndarray | float:
+    """Confidence of wave ``w`` (1-based): ``δ · 6 / (π² w²)``, summing to at most ``δ``.
+
+    Parameters
+    ----------
+    delta : float
+        The δ to split (a search gives its exploring waves half of its own).
+    wave : int or array-like of int
+        Wave numbers, from 1.
+
+    Returns
+    -------
+    float or ndarray
+    """
+    w = np.asarray(wave, dtype=float)
+    if np.any(w < 1):
+        raise ValueError(f"wave must be >= 1; got {wave!r}")
+    out = float(delta) * 6.0 / (np.pi**2 * w**2)
+    return float(out) if out.ndim == 0 else out
+
+
+def initial_design(space, n: int, rng) -> list[dict]:
+    """Wave 1: ``n`` space-filling candidates (scrambled Sobol, random when conditional).
+
+    Points that decode to a configuration already drawn (integer or
+    categorical dimensions) are replaced by random draws until ``n``
+    distinct configurations are found (fewer if the space has fewer).
+
+    Parameters
+    ----------
+    space : Space
+    n : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    list of dict
+    """
+    if space.is_conditional:
+        return space.sample(n, rng)
+    sobol = qmc.Sobol(space.n_dims, scramble=True, seed=rng)
+    with warnings.catch_warnings():  # n need not be a power of 2 here
+        warnings.simplefilter("ignore", UserWarning)
+        units = sobol.random(int(n))
+    def canonical(u):  # the encoding of the configuration each point decodes to
+        return space.to_unit(space.from_unit(u))
+
+    def first_of_each(u):
+        return np.sort(np.unique(np.round(u, 9), axis=0, return_index=True)[1])
+
+    units = canonical(units)
+    for _ in range(8):
+        keep = first_of_each(units)
+        if keep.size == len(units):
+            break
+        fresh = rng.random((len(units) - keep.size, space.n_dims))
+        units = canonical(np.vstack([units[keep], fresh]))
+    units = units[first_of_each(units)]
+    return space.from_unit(units)
+
+
+def resolve_adaptive(adaptive, *, space, algorithm, n_candidates, storage) -> tuple[bool, str]:
+    """Whether a search runs waves, and why (``adaptive`` of :class:`~mftune.MFTuner`).
+
+    ``"auto"``: waves when the candidates are sampled from an unconditional
+    space, the algorithm is an elimination one (:data:`WAVE_ALGORITHMS`, or
+    ``"auto"``) and there is no study file; a fixed list otherwise.
+    ``True``: waves, or a ``ValueError`` saying what prevents them.
+    ``False``: a fixed list.
+
+    Parameters
+    ----------
+    adaptive : {"auto", True, False}
+    space : Space
+    algorithm : str or policy
+        The tuner's ``algorithm``.
+    n_candidates : int or "grid"
+    storage : str, path-like or None
+
+    Returns
+    -------
+    waves : bool
+    why : str
+        The reason, for the progress line.
+    """
+    if not (adaptive == "auto" or adaptive is True or adaptive is False):
+        raise ValueError(f"adaptive must be 'auto', True or False; got {adaptive!r}")
+    if adaptive is False:
+        return False, "adaptive=False"
+    why = None
+    if not isinstance(algorithm, str):
+        why = "a policy object as algorithm"
+    elif algorithm != "auto" and algorithm not in WAVE_ALGORITHMS:
+        why = f"algorithm={algorithm!r} (waves run {list(WAVE_ALGORITHMS)} or 'auto')"
+    elif isinstance(n_candidates, str):
+        why = f"n_candidates={n_candidates!r} (a fixed grid)"
+    elif space.is_conditional:
+        why = "a conditional space (the surrogate needs the unit-cube encoding of one dict)"
+    elif storage is not None:
+        why = "storage (a study file records a fixed candidate list)"
+    if why is None:
+        return True, "waves of candidates proposed by a surrogate"
+    if adaptive is True:
+        raise ValueError(f"adaptive=True is not available with {why}; use adaptive='auto' "
+                         "or False")
+    return False, f"a fixed candidate list: {why}"
+
+
+def resolve_wave_size(wave_size, n_candidates) -> int:
+    """New candidates per wave: ``wave_size``, or half of ``n_candidates`` for ``"auto"``.
+
+    Parameters
+    ----------
+    wave_size : int or "auto"
+    n_candidates : int
+        The first wave's size.
+
+    Returns
+    -------
+    int
+    """
+    if wave_size == "auto":
+        return max(2, int(n_candidates) // 2)
+    if isinstance(wave_size, bool) or not isinstance(wave_size, (int, np.integer)) \
+            or wave_size < 1:
+        raise ValueError(f"wave_size must be 'auto' or an integer >= 1; got {wave_size!r}")
+    return int(wave_size)
+
+
+def make_waves(name: str, ctx, wave_size: int, max_waves: int | None = None) -> Waves:
+    """The search's policy with waves: ``name`` (a registry name) built for every wave.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`WAVE_ALGORITHMS`.
+    ctx : PolicyContext
+        The context the search built for a fixed search (its ``evaluator``
+        holds the candidate list, its ``space`` encodes it); each wave's
+        policy gets it with its own ``n_arms`` and ``delta``.
+    wave_size : int
+    max_waves : int, optional
+        Default :data:`MAX_WAVES`.
+
+    Returns
+    -------
+    Waves
+    """
+    max_waves = MAX_WAVES if max_waves is None else max_waves
+    ev = ctx.evaluator
+    return Waves(_Builder(name, ctx), ctx.space, ev.candidates, ev.add_candidates, len(ctx.costs),
+                 delta=ctx.delta, epsilon=ctx.epsilon, wave_size=wave_size,
+                 max_waves=max_waves, random_state=ctx.random_state)
+
+
+class _Builder:
+    """``build(n_arms, delta)``: the registry's policy ``name`` for one wave (picklable)."""
+
+    def __init__(self, name: str, ctx):
+        self.name, self.ctx = name, ctx
+
+    def __call__(self, n_arms: int, delta: float):
+        ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta))
+        return algorithms.make_policy(self.name, ctx)
+
+
+class Waves:
+    """A policy that runs an elimination policy wave after wave over growing candidates.
+
+    See the module docstring. Arms are the indices of ``candidates`` (which
+    grows); statistics, pending pulls and the elimination record are kept
+    for all of them, so the engine's updates (σ, costs, bias checks) read
+    every evaluation.
+
+    Parameters
+    ----------
+    build : callable
+        ``build(n_arms, delta)`` returns the policy of one wave.
+    space : Space
+        Encodes candidates and decodes proposals.
+    candidates : list of dict
+        The evaluator's candidates; new ones are appended.
+    grow : callable
+        ``grow(n)`` tells the evaluator that ``n`` candidates were appended.
+    n_fidelities : int
+    delta : float
+        The search's δ, split over the waves (:func:`wave_delta`).
+    epsilon : float or None
+        The search's ε (the surrogate's test reads it too).
+    wave_size : int
+        New candidates per wave.
+    max_waves : int, default=MAX_WAVES
+    surrogate : {"forest", "density"}, optional
+        Default :data:`DEFAULT_SURROGATE`.
+    random_state : int or None
+        Seeds the surrogate and its pool (wave ``w`` uses ``random_state + w``).
+    early_end : bool, default=True
+        With several fidelities, also end a wave once its policy has closed a
+        round at the top fidelity (:meth:`_screened`), carrying every
+        survivor over: new candidates then arrive while the search runs,
+        not only after a certificate, which a budget may never reach. The
+        last wave always runs to its stopping rule.
+
+    Attributes
+    ----------
+    wave_of : ndarray of int
+        The wave each candidate entered (1-based).
+    waves_ : list of dict
+        One entry per wave: its δ, candidates, new and carried ones, and at
+        its end the survivors, the incumbent and the surrogate's worth.
+    finished_ : str or None
+        Why no wave follows: ``"surrogate"`` (nothing new worth more than
+        ε), ``"max-waves"`` or ``"exhausted"`` (no new configuration left).
+    """
+
+    def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,
+                 delta: float, epsilon: float | None, wave_size: int,
+                 max_waves: int = MAX_WAVES, surrogate: str | None = None,
+                 random_state=None, early_end: bool = True):
+        surrogate = DEFAULT_SURROGATE if surrogate is None else surrogate
+        if surrogate not in SURROGATES:
+            raise ValueError(f"surrogate must be one of {list(SURROGATES)}; got {surrogate!r}")
+        if int(max_waves) != max_waves or max_waves < 1:
+            raise ValueError(f"max_waves must be an integer >= 1; got {max_waves!r}")
+        self.build, self.space, self.candidates, self._grow = build, space, candidates, grow
+        self.n_fidelities = int(n_fidelities)
+        self.delta, self.epsilon = float(delta), epsilon
+        self.wave_size, self.max_waves, self.surrogate = int(wave_size), int(max_waves), surrogate
+        self.seed = 0 if random_state is None else int(random_state)
+        n = len(candidates)
+        self.stats = ArmStats(n, self.n_fidelities)
+        self.pending = np.zeros((self.n_fidelities, n), dtype=np.int64)
+        self.active = np.ones(n, dtype=bool)
+        self.eliminated_round = np.full(n, -1, dtype=np.int64)
+        self.eliminated_fidelity = np.full(n, -1, dtype=np.int64)
+        self.wave_of = np.ones(n, dtype=np.int64)
+        self.evidence_ = ArmStats(n, self.n_fidelities)
+        self._units = space.to_unit(candidates)
+        self._updates: dict = {}
+        self._pull_costs = None
+        self._rounds_before = 0
+        self.wave_ = 0
+        self.finished_: str | None = None
+        self._last: str | None = None  # why no wave will follow the current one
+        self.early_end = bool(early_end)
+        #: survivors a wave may carry over when it ends before its rule
+        self.carry_limit = max(2, self.wave_size // 2)
+        self.incumbent_ = 0
+        self.waves_: list[dict] = []
+        self._start_wave(np.arange(n), np.empty(0, dtype=np.int64))
+
+    # -- the engine's view ------------------------------------------------------------
+    def __getattr__(self, name: str):
+        """The current wave policy's settings (``futility_switch``, ``epsilon``, ...)."""
+        if name.startswith("_") or name == "inner" or "inner" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    @property
+    def n_arms(self) -> int:
+        return self.stats.counts.shape[1]
+
+    @property
+    def done(self) -> bool:
+        return self.finished_ is not None
+
+    @property
+    def n_rounds(self) -> int:
+        return self._rounds_before + (0 if self.done else int(self.inner.n_rounds))
+
+    @property
+    def n_pending(self) -> int:
+        return int(self.pending.sum())
+
+    @property
+    def best_first(self) -> bool:
+        return bool(getattr(self.inner, "best_first", False))
+
+    @property
+    def chunk_cost(self):
+        return getattr(self.inner, "chunk_cost", None)
+
+    @property
+    def round_open(self) -> bool:
+        return not self.done and bool(getattr(self.inner, "round_open", False))
+
+    @property
+    def pull_costs_(self):
+        return self._pull_costs
+
+    @pull_costs_.setter
+    def pull_costs_(self, value) -> None:
+        self._pull_costs = value
+        if hasattr(self.inner, "pull_costs_"):
+            self.inner.pull_costs_ = value
+
+    def nominal_costs(self) -> np.ndarray:
+        return self.inner.nominal_costs()
+
+    def update_bounds(self, **kwargs) -> None:
+        """Forward ``update_bounds`` to the wave's policy; later waves start with it."""
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        self._updates.update(kwargs)
+        if kwargs:
+            self.inner.update_bounds(**kwargs)
+
+    def recommend(self) -> int:
+        """The incumbent once finished; else the wave policy's (anytime) recommendation."""
+        if self.done:
+            return int(self.incumbent_)
+        return int(self.members[int(self.inner.recommend())])
+
+    def coverage(self) -> dict:
+        """What the certificate covers (read by :func:`mftune.study.record.statement`)."""
+        evaluated = (self.stats.counts + self.evidence_.counts).sum(axis=0) > 0
+        last = self.waves_[-1] if self.waves_ else {}
+        return {"n_candidates": int(evaluated.sum()), "n_waves": int(self.wave_),
+                "finished": self.finished_, "worth": last.get("worth"),
+                "incumbent_score": last.get("incumbent_score")}
+
+    def summary(self) -> PolicySummary:
+        return PolicySummary(
+            pulls_per_fidelity=self.stats.counts.sum(axis=1),
+            cost_per_fidelity=self.stats.cost.sum(axis=1),
+            eliminated_round=self.eliminated_round.copy(),
+            eliminated_fidelity=self.eliminated_fidelity.copy(),
+            n_rounds=self.n_rounds, recommendation=self.recommend(), done=self.done,
+            extra={"waves": list(self.waves_), "finished": self.finished_})
+
+    # -- protocol -----------------------------------------------------------------------
+    def ask(self, n: int | None = None) -> Pulls:
+        """The wave policy's batch, in candidate indices."""
+        if self.done:
+            return Pulls.empty()
+        p = self.inner.ask(n)
+        arms = self.members[p.arms]
+        np.add.at(self.pending, (p.fidelities, arms), 1)
+        return Pulls(arms, p.fidelities)
+
+    def tell(self, pulls: Pulls, rewards, costs=None) -> None:
+        """Record results; end the wave once its policy's rule holds and nothing is out."""
+        rewards = np.asarray(rewards, dtype=float).reshape(-1)
+        if costs is None:
+            costs = self.nominal_costs()[pulls.fidelities]
+        costs = np.asarray(costs, dtype=float).reshape(-1)
+        idx = (pulls.fidelities, pulls.arms)
+        if np.any(self.pending[idx] <= 0):
+            raise ValueError("tell() received a pull that was not asked (or was told twice)")
+        np.subtract.at(self.pending, idx, 1)
+        self.stats.add(pulls.arms, pulls.fidelities, rewards, costs)
+        self.inner.tell(Pulls(self._local[pulls.arms], pulls.fidelities), rewards, costs)
+        self._mirror()
+        if self.n_pending == 0 and (self.inner.done or self._screened()):
+            self._end_wave(certified=bool(self.inner.done))
+
+    def cancel(self, pulls: Pulls) -> None:
+        """Forget outstanding pulls that will not run."""
+        idx = (pulls.fidelities, pulls.arms)
+        if np.any(self.pending[idx] <= 0):
+            raise ValueError("cancel() received a pull that is not outstanding")
+        np.subtract.at(self.pending, idx, 1)
+        self.inner.cancel(Pulls(self._local[pulls.arms], pulls.fidelities))
+
+    def add_evidence(self, arms, fidelities, rewards) -> None:
+        """Results from outside the rounds (the calibration): kept for every later wave."""
+        arms = np.asarray(arms, dtype=np.int64).reshape(-1)
+        fidelities = np.asarray(fidelities, dtype=np.int64).reshape(-1)
+        rewards = np.asarray(rewards, dtype=float).reshape(-1)
+        self.evidence_.add(arms, fidelities, rewards, np.zeros(arms.size))
+        inside = self._local[arms] >= 0
+        if hasattr(self.inner, "add_evidence") and inside.any():
+            self.inner.add_evidence(self._local[arms[inside]], fidelities[inside],
+                                    rewards[inside])
+
+    # -- waves ----------------------------------------------------------------------------
+    def _mirror(self) -> None:
+        """Copy the wave policy's eliminations to the candidates' record."""
+        inner = self.inner
+        if not hasattr(inner, "active"):
+            return
+        newly = self.active[self.members] & ~inner.active
+        arms = self.members[newly]
+        self.active[arms] = False
+        self.eliminated_round[arms] = self._rounds_before + inner.eliminated_round[newly]
+        self.eliminated_fidelity[arms] = inner.eliminated_fidelity[newly]
+
+    def _start_wave(self, members: np.ndarray, carried: np.ndarray,
+                    final: bool = False) -> None:
+        self.wave_ += 1
+        self.members = members.astype(np.int64)
+        self._local = np.full(self.n_arms, -1, dtype=np.int64)
+        self._local[self.members] = np.arange(self.members.size)
+        # half of δ for the final certificate, half split over the exploring waves
+        delta = self.delta / 2 if final else wave_delta(self.delta / 2, self.wave_)
+        inner = self.build(self.members.size, delta)
+        if self._updates:
+            inner.update_bounds(**self._updates)
+        if self._pull_costs is not None and hasattr(inner, "pull_costs_"):
+            inner.pull_costs_ = self._pull_costs
+        self.inner = inner
+        if hasattr(inner, "add_evidence"):  # what is known of the carried candidates
+            counts = self.stats.counts + self.evidence_.counts
+            sums = self.stats.sums + self.evidence_.sums
+            f, j = np.nonzero(counts[:, self.members])
+            reps = counts[f, self.members[j]]
+            if reps.size:
+                means = sums[f, self.members[j]] / reps
+                inner.add_evidence(np.repeat(j, reps), np.repeat(f, reps),
+                                   np.repeat(means, reps))
+        self.waves_.append({"wave": self.wave_, "delta": delta,
+                            "start_pulls": int(self.stats.counts.sum()),
+                            "start_cost": float(self.stats.cost.sum()),
+                            "candidates": int(self.members.size),
+                            "carried": carried.tolist(),
+                            "new": int(self.members.size - carried.size)})
+
+    def _screened(self) -> bool:
+        """Whether the wave may end before its rule: its policy has closed a round at the
+        top fidelity (the cheaper fidelities have screened its candidates) and at most
+        :attr:`carry_limit` survive, so the survivors carried over stay few [RECON]."""
+        inner = self.inner
+        if not self.early_end or self._last is not None or self.n_fidelities < 2:
+            return False
+        return (getattr(inner, "fidelity_", -1) == self.n_fidelities - 1
+                and getattr(inner, "t_", 0) >= 1 and not getattr(inner, "round_open", False)
+                and int(inner.active.sum()) <= self.carry_limit)
+
+    def _finish(self, reason: str) -> None:
+        self._rounds_before += int(self.inner.n_rounds)
+        self.finished_ = reason
+
+    def _end_wave(self, certified: bool) -> None:
+        """End the wave: stop (only with the wave's certificate), or start the next one.
+
+        A wave that ends early (``certified=False``) carries *all* its
+        survivors over, so the certificate argument of the module docstring
+        holds unchanged; when the surrogate (or ``max_waves``) says no wave
+        follows, the wave goes on to its own stopping rule instead.
+        """
+        inner = self.inner
+        inc = int(self.members[int(inner.recommend())])
+        survivors = self.members[inner.active] if hasattr(inner, "active") \
+            else np.array([inc])
+        self.incumbent_ = inc
+        log = self.waves_[-1]
+        log.update(survivors=survivors.tolist(), incumbent=inc, certified=certified)
+        if certified and self._last is not None:
+            self._finish(self._last)
+            return
+        if self.wave_ >= self.max_waves:
+            self._conclude("max-waves", certified)
+            return
+        counts = self.stats.counts + self.evidence_.counts
+        sums = self.stats.sums + self.evidence_.sums
+        prop = propose(self._units, counts, sums, inc, self.wave_size, self.space,
+                       surrogate=self.surrogate, seed=self.seed + self.wave_)
+        worth = None if not np.isfinite(prop.worth) else prop.worth
+        log.update(worth=worth, incumbent_score=(None if not np.isfinite(prop.incumbent)
+                                                 else prop.incumbent))
+        eps = self.epsilon or 0.0
+        if worth is not None and worth <= prop.incumbent + eps:
+            self._conclude("surrogate", certified)
+            return
+        if self._stalled(prop.incumbent, eps):
+            self._conclude("stalled", certified)
+            return
+        if len(prop.points) == 0:
+            self._conclude("exhausted", certified)
+            return
+        self._rounds_before += int(inner.n_rounds)
+        self._add(self.space.from_unit(prop.points))
+        new = np.arange(self.n_arms - len(prop.points), self.n_arms)
+        rest = survivors[survivors != inc]
+        carried = np.concatenate([[inc], rest]).astype(np.int64)
+        self._start_wave(np.concatenate([carried, new]), carried)
+
+    def _stalled(self, score: float, eps: float) -> bool:
+        """The surrogate's proposals of the last :data:`STALL_WAVES` waves did not raise
+        the incumbent's top-fidelity score by more than ε [RECON]."""
+        if len(self.waves_) <= STALL_WAVES or not np.isfinite(score):
+            return False
+        before = self.waves_[-1 - STALL_WAVES].get("incumbent_score")
+        return before is not None and score <= before + eps
+
+    def _conclude(self, reason: str, certified: bool) -> None:
+        """No new candidates follow: stop now if the wave is certified, else start the
+        final wave over its survivors (the incumbent first), with δ/2."""
+        if certified:
+            self._finish(reason)
+            return
+        self._last = reason
+        self._rounds_before += int(self.inner.n_rounds)
+        inc = self.incumbent_
+        survivors = self.members[self.inner.active]
+        members = np.concatenate([[inc], survivors[survivors != inc]]).astype(np.int64)
+        self._start_wave(members, members, final=True)
+        self.waves_[-1]["final"] = True
+
+    def _add(self, configs: list) -> None:
+        """Append new candidates and grow every per-candidate array."""
+        k = len(configs)
+        self.candidates.extend(configs)
+        self._grow(k)
+        pad = np.zeros((self.n_fidelities, k))
+        for st in (self.stats, self.evidence_):
+            st.counts = np.hstack([st.counts, pad.astype(np.int64)])
+            st.sums, st.sumsq = np.hstack([st.sums, pad]), np.hstack([st.sumsq, pad])
+            st.cost = np.hstack([st.cost, pad])
+        self.pending = np.hstack([self.pending, pad.astype(np.int64)])
+        self.active = np.r_[self.active, np.ones(k, dtype=bool)]
+        self.eliminated_round = np.r_[self.eliminated_round, np.full(k, -1, dtype=np.int64)]
+        self.eliminated_fidelity = np.r_[self.eliminated_fidelity,
+                                         np.full(k, -1, dtype=np.int64)]
+        self.wave_of = np.r_[self.wave_of, np.full(k, self.wave_ + 1, dtype=np.int64)]
+        self._units = np.vstack([self._units, self.space.to_unit(configs)])
