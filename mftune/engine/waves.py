@@ -377,6 +377,7 @@ class Waves:
         self._updates.update(kwargs)
         if kwargs:
             self.inner.update_bounds(**kwargs)
+            self._mirror()  # a grown bound may re-open candidates
 
     def recommend(self) -> int:
         """The incumbent once finished; else the wave policy's (anytime) recommendation."""
@@ -448,7 +449,7 @@ class Waves:
 
     # -- waves ----------------------------------------------------------------------------
     def _mirror(self) -> None:
-        """Copy the wave policy's eliminations to the candidates' record."""
+        """Copy the wave policy's eliminations and re-openings to the candidates' record."""
         inner = self.inner
         if not hasattr(inner, "active"):
             return
@@ -457,6 +458,9 @@ class Waves:
         self.active[arms] = False
         self.eliminated_round[arms] = self._rounds_before + inner.eliminated_round[newly]
         self.eliminated_fidelity[arms] = inner.eliminated_fidelity[newly]
+        back = self.members[~self.active[self.members] & inner.active]  # re-opened
+        self.active[back] = True
+        self.eliminated_round[back] = self.eliminated_fidelity[back] = -1
 
     def _start_wave(self, members: np.ndarray, carried: np.ndarray,
                     final: bool = False) -> None:

@@ -121,17 +121,18 @@ def test_curve_check_eliminates_nothing_at_the_first_fidelity():
 
 
 def test_a_grown_bound_reopens_what_it_no_longer_backs():
-    # γ = [0.05, 0.02, 0]: at fidelity 0 arm 0 trails by 0.1 and goes (2B ~ 1e-3).
-    # Growing γ_0 to 0.2 leaves that elimination unbacked: arm 0 is active again and
-    # is pulled at the current fidelity; arm 2, far behind (0.5), stays out.
-    means = np.array([[0.7, 0.8, 0.3], [0.7, 0.8, 0.3], [0.9, 0.8, 0.3]])
-    p = IISEGamma(3, [1, 4, 16], [0.05, 0.02, 0.0], delta=0.1, variance_proxy=1e-6)
-    while p.fidelity_ == 0:
+    # γ = [0.05, 0.02, 0]: at fidelity 0 arm 0 trails by 0.1 and goes (2B ~ 1e-3), arm 2
+    # trails by 0.5. Growing γ_0 to 0.2 leaves arm 0's elimination unbacked: it is active
+    # again and pulled at the current fidelity; arm 2 stays out.
+    means = np.array([[0.7, 0.8, 0.3, 0.8]] * 2 + [[0.9, 0.8, 0.3, 0.8]])
+    p = IISEGamma(4, [1, 4, 16], [0.05, 0.02, 0.0], delta=0.1, variance_proxy=1e-6)
+    for _ in range(50):
+        if p.fidelity_ > 0 or p.done:
+            break
         pulls = p.ask()
         p.tell(pulls, means[pulls.fidelities, pulls.arms])
-    assert not p.active[0] and not p.active[2]
+    assert p.active.tolist() == [False, True, False, True] and p.fidelity_ == 1
     p.update_bounds(xi=[0.2, 0.1, 0.0])
-    assert p.active[0] and not p.active[2] and p.reopened_ == 1
-    pulls = p.ask()
-    assert 0 in pulls.arms.tolist()
+    assert p.active.tolist() == [True, True, False, True] and p.reopened_ == 1
     assert p.eliminated_fidelity[0] == -1
+    assert 0 in p.ask().arms.tolist()
