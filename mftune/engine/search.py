@@ -382,6 +382,8 @@ class Search:
     # -- the run --------------------------------------------------------------------------
     def update(self, pulls, outcomes, policy) -> None:
         """After each batch: measured costs, pooled σ, and the adaptive bias bounds."""
+        if hasattr(policy, "budget_left_") and self.budget is not None:
+            policy.budget_left_ = float(self.budget) - self.progress.cost  # waves plan by it
         if not hasattr(policy, "update_bounds"):
             return
         recs = self.evaluator.records

@@ -284,7 +284,9 @@ class Waves:
         its end the survivors, the incumbent and the surrogate's worth.
     finished_ : str or None
         Why no wave follows: ``"surrogate"`` (nothing new worth more than
-        ε), ``"max-waves"`` or ``"exhausted"`` (no new configuration left).
+        ε), ``"stalled"``, ``"budget"`` (another wave would not fit in what is
+        left of the search's budget, :attr:`budget_left_`), ``"max-waves"`` or
+        ``"exhausted"`` (no new configuration left).
     """
 
     def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,
@@ -313,6 +315,7 @@ class Waves:
         self._updates: dict = {}
         self._pull_costs = None
         self._rounds_before = 0
+        self.budget_left_: float | None = None  # set by the search after every batch
         self.wave_ = 0
         self.finished_: str | None = None
         self._last: str | None = None  # why no wave will follow the current one
@@ -527,6 +530,12 @@ class Waves:
             return
         if self.wave_ >= self.max_waves:
             self._conclude("max-waves", certified)
+            return
+        spent = float(self.stats.cost.sum()) - log["start_cost"]
+        if self.budget_left_ is not None and self.budget_left_ < 2.0 * spent:
+            # another wave, and the final one it may need, would not fit in the budget:
+            # certify what was evaluated rather than end on the budget [RECON]
+            self._conclude("budget", certified)
             return
         counts = self.stats.counts + self.evidence_.counts
         sums = self.stats.sums + self.evidence_.sums

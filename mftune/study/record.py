@@ -56,7 +56,7 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
     waves : dict, optional
         A search with waves of candidates (:meth:`mftune.engine.waves.Waves.coverage`):
         ``n_candidates`` evaluated, ``n_waves``, and ``finished``, why no wave
-        followed (``"surrogate"``, ``"stalled"``, ``"max-waves"``,
+        followed (``"surrogate"``, ``"stalled"``, ``"budget"``, ``"max-waves"``,
         ``"exhausted"``). The
         certificate then covers every candidate evaluated [RECON].
     """
@@ -98,6 +98,9 @@ def _waves_statement(delta, epsilon, sigma, bias_mode, waves: dict) -> str:
         return text + (f"the surrogate's proposals of the last waves did not beat it by more "
                        f"than {gap}, so it stopped proposing (configurations not evaluated "
                        "are not covered)")
+    if finished == "budget":
+        return text + ("it stopped proposing when another wave would not have fitted in the "
+                       "budget, so configurations not evaluated are not covered")
     return text + (f"the search stopped proposing after {waves['n_waves']} wave(s) "
                    "(max_waves), so configurations not evaluated are not covered")
 

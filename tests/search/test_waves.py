@@ -219,3 +219,15 @@ def test_ctrl_c_in_a_later_wave_keeps_the_waves_and_resume_goes_on(monkeypatch):
     t.resume(max_pulls=400)
     assert t.n_pulls_ == ref.n_pulls_ and len(t.candidates_) == len(ref.candidates_)
     assert t.best_params_ == ref.best_params_
+
+
+def test_no_new_wave_when_it_would_not_fit_in_the_budget(monkeypatch):
+    # a search that has (as the search tells the waves after every batch) nothing left
+    # of its budget starts no second exploring wave: it certifies what it evaluated
+    monkeypatch.setattr(waves.Waves, "budget_left_",
+                        property(lambda self: 0.0, lambda self, value: None), raising=False)
+    t = bump_tuner().fit(X, Y)
+    assert t.stopping_reason_ == "stopping-rule"
+    assert t.policy_.finished_ == "budget" and len(t.waves_) <= 2
+    assert np.all(t.cv_results_["wave"] == 1)
+    assert "would not have fitted in the budget" in t.guarantee_
