@@ -41,6 +41,7 @@ __all__ = [
     "gaussian_kl",
     "pair_values",
     "characteristic_value",
+    "characteristic_values",
 ]
 
 
@@ -80,11 +81,19 @@ def _argmin_onesided(W, R, S):
     is ``<= 0`` at the smallest breakpoint and ``>= 0`` at the largest.
     Returns ``(η*, h(η*))``, shapes ``W.shape[:-1]``.
     """
-    P = np.sort(R, axis=-1)
+    order = np.argsort(R, axis=-1, kind="stable")
+    P = np.take_along_axis(R, order, axis=-1)
+    Ws = np.take_along_axis(W, order, axis=-1)
+    up = np.take_along_axis(S, order, axis=-1) > 0
     B = P.shape[-1]
-    # h' at every breakpoint: (..., B, J)
-    z = S[..., None, :] * (P[..., :, None] - R[..., None, :])
-    dh = np.sum(W[..., None, :] * S[..., None, :] * np.maximum(z, 0.0), axis=-1)
+    # h'(P_b)/2 = Σ_active W_j (P_b − R_j): increasing terms left of P_b, decreasing ones
+    # right of it (terms at R_j = P_b add 0 either way), by prefix and suffix sums.
+    wu, wd = np.where(up, Ws, 0.0), np.where(up, 0.0, Ws)
+    a_up = np.cumsum(wu, axis=-1)
+    c_up = np.cumsum(wu * P, axis=-1)
+    a_dn = np.flip(np.cumsum(np.flip(wd, axis=-1), axis=-1), axis=-1)
+    c_dn = np.flip(np.cumsum(np.flip(wd * P, axis=-1), axis=-1), axis=-1)
+    dh = P * (a_up + a_dn) - (c_up + c_dn)
     idx = np.clip(np.sum(dh < 0, axis=-1), 1, B - 1)[..., None]
     lo = np.take_along_axis(P, idx - 1, axis=-1)
     hi = np.take_along_axis(P, idx, axis=-1)
@@ -121,8 +130,9 @@ def pair_values(mu, w, xi, sigma, i, b):
 
     Parameters
     ----------
-    mu, w : ndarray, shape (K, M)
-        Means and weights (counts for the GLR, ``ω/λ`` for F).
+    mu, w : ndarray, shape (..., K, M)
+        Means and weights (counts for the GLR, ``ω/λ`` for F); leading axes
+        (independent runs) are broadcast through, each run solved alone.
     xi : ndarray, shape (M,)
     sigma : float
     i, b : ndarray of int, shape (P,)
@@ -130,11 +140,11 @@ def pair_values(mu, w, xi, sigma, i, b):
 
     Returns
     -------
-    value : ndarray, shape (P,)
+    value : ndarray, shape (..., P)
         ``V(i, b) = min_{η_i <= η_b} g_i(η_i) + g_b(η_b)``.
-    excess : ndarray, shape (P,)
+    excess : ndarray, shape (..., P)
         ``V(i, b) − min g_i − min g_b`` (the generalised likelihood ratio of the pair).
-    theta_i, theta_b : ndarray, shape (P, M)
+    theta_i, theta_b : ndarray, shape (..., P, M)
         The minimising alternative columns.
     """
     s = 1.0 / (2.0 * sigma * sigma)
@@ -142,24 +152,45 @@ def pair_values(mu, w, xi, sigma, i, b):
     # single columns: their minima (projection on the MF set; 0 for a feasible column)
     x, gmin = _argmin_onesided(W, R, S)
     # joint problem of every pair
-    Wp = np.concatenate([W[i], W[b]], axis=-1)
-    Rp = np.concatenate([R[i], R[b]], axis=-1)
-    Sp = np.concatenate([S[i], S[b]], axis=-1)
+    Wp = np.concatenate([W[..., i, :], W[..., b, :]], axis=-1)
+    Rp = np.concatenate([R[..., i, :], R[..., b, :]], axis=-1)
+    Sp = np.concatenate([S[..., i, :], S[..., b, :]], axis=-1)
     eta, hmin = _argmin_onesided(Wp, Rp, Sp)
     # crossed (every minimiser of g_i above every minimiser of g_b) iff g_b' >= 0 at η_J
-    crossed = _slope(mu[b], w[b], xi, eta) >= 0.0
-    value = np.where(crossed, hmin, gmin[i] + gmin[b]) * s
-    eta_i = np.where(crossed, eta, x[i])
-    eta_b = np.where(crossed, eta, x[b])
-    theta_i = np.clip(mu[i], eta_i[:, None] - xi, eta_i[:, None] + xi)
-    theta_b = np.clip(mu[b], eta_b[:, None] - xi, eta_b[:, None] + xi)
-    excess = np.maximum(value - (gmin[i] + gmin[b]) * s, 0.0)
+    mu_i, mu_b = mu[..., i, :], mu[..., b, :]
+    crossed = _slope(mu_b, w[..., b, :], xi, eta) >= 0.0
+    apart = gmin[..., i] + gmin[..., b]
+    value = np.where(crossed, hmin, apart) * s
+    eta_i = np.where(crossed, eta, x[..., i])[..., None]
+    eta_b = np.where(crossed, eta, x[..., b])[..., None]
+    theta_i = np.clip(mu_i, eta_i - xi, eta_i + xi)
+    theta_b = np.clip(mu_b, eta_b - xi, eta_b + xi)
+    excess = np.maximum(value - apart * s, 0.0)
     return value, excess, theta_i, theta_b
 
 
 def _all_pairs(K):
     i, b = np.nonzero(~np.eye(K, dtype=bool))
     return i, b
+
+
+def characteristic_values(mu, w, xi, sigma, excess: bool = False):
+    """:func:`characteristic_value` of many runs at once: ``mu``, ``w`` of shape (R, K, M).
+
+    Returns ``(value, i*, b̂, theta_i, theta_b)`` with shapes (R,), (R,), (R,),
+    (R, M), (R, M). Every run is solved by the same element-wise expressions
+    as a run alone, so a batch of one is the single-run computation.
+    """
+    R, K = mu.shape[0], mu.shape[1]
+    i, b = _all_pairs(K)
+    val, exc, ti, tb = pair_values(mu, w, xi, sigma, i, b)
+    v = (exc if excess else val).reshape(R, K, K - 1)
+    j = np.argmin(v, axis=2)  # first minimising challenger per arm
+    per_arm = np.take_along_axis(v, j[:, :, None], axis=2)[:, :, 0]
+    istar = np.argmax(per_arm, axis=1)
+    rows = np.arange(R)
+    p = istar * (K - 1) + j[rows, istar]
+    return per_arm[rows, istar], istar, b[p], ti[rows, p], tb[rows, p]
 
 
 def characteristic_value(mu, w, xi, sigma, excess: bool = False):
@@ -169,15 +200,10 @@ def characteristic_value(mu, w, xi, sigma, excess: bool = False):
     minimising challenger and their alternative columns. With
     ``excess=True`` the pair values are the GLR excesses (see :func:`pair_values`).
     """
-    K = mu.shape[0]
-    i, b = _all_pairs(K)
-    val, exc, ti, tb = pair_values(mu, w, xi, sigma, i, b)
-    v = (exc if excess else val).reshape(K, K - 1)
-    j = np.argmin(v, axis=1)  # first minimising challenger per arm
-    per_arm = v[np.arange(K), j]
-    istar = int(np.argmax(per_arm))
-    p = istar * (K - 1) + int(j[istar])
-    return float(per_arm[istar]), istar, int(b[p]), ti[p], tb[p]
+    value, i, b, ti, tb = characteristic_values(np.asarray(mu, dtype=float)[None],
+                                                np.asarray(w, dtype=float)[None], xi, sigma,
+                                                excess)
+    return float(value[0]), int(i[0]), int(b[0]), ti[0], tb[0]
 
 
 # -- C*(µ) ------------------------------------------------------------------------------------

@@ -26,9 +26,66 @@ import numpy as np
 from .._validation import check_batch_size, check_bias, check_costs, check_delta, check_positive
 from .base import Policy, Pulls
 from .glr import GLRStopping
-from .lower_bound import characteristic_value, gaussian_kl
+from .lower_bound import characteristic_values, gaussian_kl
 
-__all__ = ["GRAD", "MFGRAD"]
+__all__ = ["GRAD", "MFGRAD", "exp_weights", "gradient_gains", "track"]
+
+
+# -- the steps of the sampling rule, vectorised over a leading axis of independent runs -------
+# Shapes: means/omega/gains (R, K, M); counts and tracking sums fidelity-major (R, M, K).
+# The policy calls them with R = 1 and mftune.benchmarks.grad_sim with many runs: both
+# make the same decisions (tested).
+
+
+def _row_sum(x):
+    """Sum over every axis but the first, as one contiguous row per run (same bits for any R)."""
+    return np.ascontiguousarray(x).reshape(x.shape[0], -1).sum(axis=1)
+
+
+def gradient_gains(mu, omega, lam, xi, sigma):
+    """Sub-gradient of ``F`` at ω̃ times ``c̄`` for every run, shape (R, K, M) [code].
+
+    With ``w = ω̃/λ``: ``max_i min_{b≠i} V_w(i, b)`` at the means gives ``i*``,
+    ``b̂`` and the alternative columns θ̂; the gain is ``d(µ̂, θ̂)/λ`` on those
+    two arms (0 elsewhere), minus the terms that only come from projecting an
+    MF-infeasible µ̂ (the code's zeroing rule for ``m < M``), times
+    ``c̄ = 1/Σ w`` (the expected cost of one pull).
+    """
+    w = omega / lam
+    _, i, b, th_i, th_b = characteristic_values(mu, w, xi, sigma)
+    rows = np.arange(mu.shape[0])
+    mu_i, mu_b = mu[rows, i], mu[rows, b]
+    g_i = gaussian_kl(mu_i, th_i, sigma) / lam
+    g_b = gaussian_kl(mu_b, th_b, sigma) / lam
+    g_b[:, :-1][th_b[:, -1:] <= mu_b[:, :-1] + xi[:-1]] = 0.0
+    g_i[:, :-1][th_i[:, -1:] >= mu_i[:, :-1] - xi[:-1]] = 0.0
+    g = np.zeros_like(mu)
+    g[rows, i] = g_i
+    g[rows, b] = g_b
+    return g / _row_sum(w)[:, None, None]
+
+
+def exp_weights(gains, lr):
+    """Exponential weights ``softmax(η G)`` over each run's K·M entries (``lr`` (R,) or scalar)."""
+    top = gains.reshape(gains.shape[0], -1).max(axis=1)
+    e = np.exp(np.reshape(lr, (-1, 1, 1)) * (gains - top[:, None, None]))
+    return e / _row_sum(e)[:, None, None]
+
+
+def track(omega, lam, t, tracking, asked):
+    """Forced exploration and cumulative tracking; updates ``tracking`` in place [code].
+
+    ``π = (ω̃/λ)/Σ(ω̃/λ)``, ``π' = (1 − γ_t) π + γ_t/(KM)`` with
+    ``γ_t = 1/(4 sqrt(t))``; ``C += π'`` and the pull is ``argmax (C − N)``
+    (first in fidelity-major order). Returns ``(arm, fidelity index)``, shapes (R,).
+    """
+    w = omega / lam
+    pi = w / _row_sum(w)[:, None, None]
+    gamma = (1.0 / (4.0 * np.sqrt(t)))[:, None, None]
+    tracking += np.swapaxes((1.0 - gamma) * pi + gamma / pi[0].size, 1, 2)
+    flat = np.argmax((tracking - asked).reshape(asked.shape[0], -1), axis=1)
+    j, k = np.divmod(flat, asked.shape[2])
+    return k, j
 
 
 class MFGRAD(Policy):
@@ -159,33 +216,18 @@ class MFGRAD(Policy):
         if zero.any():
             k, j = np.unravel_index(int(np.argmax(zero)), zero.shape)
             return int(k), int(j)
-        t = float(asked.sum()) + 1.0
+        t = np.array([float(asked.sum()) + 1.0])
         self._learner_update()
-        w = self.omega_ / self.lam_
-        pi = w / w.sum()
-        gamma = 1.0 / (4.0 * np.sqrt(t))
-        self.tracking_ += ((1.0 - gamma) * pi + gamma / pi.size).T
-        j, k = np.unravel_index(int(np.argmax(self.tracking_ - asked)), asked.shape)
-        return int(k), int(j)
+        k, j = track(self.omega_[None], self.lam_, t, self.tracking_[None], asked[None])
+        return int(k[0]), int(j[0])
 
     def _learner_update(self) -> None:
         """Feed the sub-gradient at ω̃ to the exponential weights; ω̃ becomes the new action."""
-        mu = self._means_km()
-        w = self.omega_ / self.lam_
-        _, i, b, th_i, th_b = characteristic_value(mu, w, self.xi_, self.sigma)
-        g = np.zeros_like(self.gains_)
-        g[i] = gaussian_kl(mu[i], th_i, self.sigma) / self.lam_
-        g[b] = gaussian_kl(mu[b], th_b, self.sigma) / self.lam_
-        low = slice(0, self.lam_.size - 1)
-        g[b, low][th_b[-1] <= mu[b, low] + self.xi_[low]] = 0.0
-        g[i, low][th_i[-1] >= mu[i, low] - self.xi_[low]] = 0.0
-        g /= w.sum()  # times c̄ = 1 / Σ ω̃/λ, the expected cost of one pull
-        self.gains_ += g
+        g = gradient_gains(self._means_km()[None], self.omega_[None], self.lam_, self.xi_,
+                           self.sigma)
+        self.gains_ += g[0]
         self.n_gradients_ += 1
-        lr = self.current_learning_rate()
-        z = lr * (self.gains_ - self.gains_.max())
-        e = np.exp(z)
-        self.omega_ = e / e.sum()
+        self.omega_ = exp_weights(self.gains_[None], self.current_learning_rate())[0]
 
     def current_learning_rate(self) -> float:
         """``η_n``: the constant, or ``1/sqrt(n+1)`` after ``n`` gradients [code]."""
