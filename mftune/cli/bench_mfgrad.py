@@ -70,16 +70,18 @@ def _prop_text(res) -> list[str]:
 
 
 def _forever_text(rows) -> list[str]:
-    lines = ["\nforever (δ = 0.01): LUCB-Explore-A/-B vs LUCB on the top fidelity"]
+    lines = ["\nforever (δ = 0.01): LUCB-Explore-A/-B vs LUCB on the top fidelity; constants "
+             "'authors' = the MF-GRAD repository's Gaussian LUCB, 'wang' = Wang et al.'s with "
+             "σ = 1/2 (mftune's default)"]
     for r in rows:
         name = LABEL.get(r["policy"], "LUCB, top fidelity only")
         cost = (f"mean cost of stopped runs {r['mean_cost_stopped']:.4g}"
                 if r["mean_cost_stopped"] is not None else "no run stopped")
         share = (f"share of pulls at fidelity 0 {r['share_fidelity0']:.3f}; "
                  if r["policy"] != "LUCB-top" else "")
-        lines.append(f"  {name:<24} on {r['instance']:<12} {r['stopped']}/{r['runs']} stopped "
-                     f"within {r['max_pulls']} pulls; {cost}; {r['wrong']} wrong; {share}"
-                     f"reference: {r['reference']}")
+        lines.append(f"  {r.get('convention', ''):<8}{name:<24} on {r['instance']:<12} "
+                     f"{r['stopped']}/{r['runs']} stopped within {r['max_pulls']} pulls; {cost}; "
+                     f"{r['wrong']} wrong; {share}reference: {r['reference']}")
     return lines
 
 
@@ -99,7 +101,7 @@ def _forever_text(rows) -> list[str]:
 @click.option("--prop-pulls", default=100_000, show_default=True,
               type=click.IntRange(min=10_000), help="Proportions part: pulls per run "
               "(proportions are read after 10^4 pulls and at the end).")
-@click.option("--forever-runs", default=3, show_default=True, type=click.IntRange(min=1),
+@click.option("--forever-runs", default=10, show_default=True, type=click.IntRange(min=1),
               help="Forever part: runs per procedure.")
 @click.option("--forever-cap", default=10**6, show_default=True, type=click.IntRange(min=1),
               help="Forever part: pull cap per run.")
