@@ -41,8 +41,8 @@ from .lower_bound import (
 )
 from .simulate import SimRecord
 
-__all__ = ["COST_POLICIES", "REFERENCE", "cost_comparison", "forever", "proportions",
-           "simulate_iise_code"]
+__all__ = ["COST_POLICIES", "REFERENCE", "cost_comparison", "decision_time", "forever",
+           "proportions", "simulate_iise_code"]
 
 #: (label, learning rate); None = the class's default (theory) rate.
 COST_POLICIES = (("MF-GRAD", None), ("MF-GRAD-CONST", 0.25), ("GRAD", 0.25), ("IISE", None),
@@ -232,3 +232,34 @@ def forever(instance_dir, n_runs=10, max_pulls=10**6, seed=0, n_jobs=None,
                 "reference": REFERENCE_FOREVER[label] if conv == "authors" else "–",
             })
     return out
+
+
+def decision_time(instance_dir, name="4x5", n_pulls=2000, seed=0) -> dict:
+    """MF-GRAD's decision time per pull through the ask/tell protocol (one run at a time).
+
+    Runs MF-GRAD (η = 0.25, practical threshold, δ = 0.01) on ``name``
+    seed after seed until ``n_pulls`` pulls were made; a pull's time is its
+    :meth:`ask` (sub-gradient, learner, tracking) plus its :meth:`tell` (GLR
+    test), wall clock (median, mean, 90% quantile) and CPU time (mean: what
+    the process used, whatever else runs on the machine). The authors' Python
+    takes about 15 ms per pull on 4x5 (MFGRAD.md §3).
+    """
+    env = _instances(instance_dir, [name])[0].env
+    times, cpu, r = [], [], 0
+    while len(times) < n_pulls:
+        pol = make_grad(env, "MF-GRAD", DELTA, 0.25)
+        rng = np.random.default_rng([int(seed), r])
+        while not pol.done and len(times) < n_pulls:
+            start, c0 = time.perf_counter(), time.process_time()
+            pulls = pol.ask()
+            asked, c_asked = time.perf_counter() - start, time.process_time() - c0
+            rewards = env.pull(pulls.arms, pulls.fidelities, rng)
+            start, c0 = time.perf_counter(), time.process_time()
+            pol.tell(pulls, rewards)
+            times.append(asked + time.perf_counter() - start)
+            cpu.append(c_asked + time.process_time() - c0)
+        r += 1
+    t = np.array(times)
+    return {"instance": name, "pulls": int(t.size), "runs": r, "median_s": float(np.median(t)),
+            "mean_s": float(t.mean()), "p90_s": float(np.quantile(t, 0.9)),
+            "cpu_mean_s": float(np.mean(cpu))}
