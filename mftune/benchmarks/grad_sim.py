@@ -8,10 +8,22 @@ all runs of a cell together: the state gets a leading "runs" axis and one
 call of the policy's own step functions
 (:func:`~mftune.policies.mf_grad.gradient_gains`,
 :func:`~mftune.policies.mf_grad.exp_weights`,
-:func:`~mftune.policies.mf_grad.track` and
-:func:`~mftune.policies.lower_bound.characteristic_values`) decides the
-next pull of every run. Nothing is skipped or approximated: the GLR test is
-evaluated after every pull, as in the policy.
+:func:`~mftune.policies.mf_grad.track` and the pair solver of
+:mod:`mftune.policies.lower_bound`) decides the next pull of every run.
+
+The GLR test is decided after every pull, as in the policy, but not always
+solved. When the means are MF-feasible with a unique best arm ``a`` at the
+top fidelity, the statistic is ``Λ = max(min_b V_N(a, b), 0)`` (the
+shortcut of :func:`~mftune.policies.lower_bound.characteristic_values`), so
+``Λ <= U(a, b̂)``, the objective of the pair ``(a, b̂)`` of the last exact
+solution at its top means ``(η_a, η_b̂)`` then (any feasible pair of top
+means bounds the minimum from above;
+:func:`~mftune.policies.lower_bound.pair_upper_bound`). When ``a`` is still
+the arm of the last exact solution and that bound is below the threshold
+(with a relative margin of 1e-9 against rounding), the run cannot stop at
+this pull and the exact solve is skipped; otherwise the exact statistic
+decides, as in the policy. Far from stopping, η moves little from pull to
+pull, so most pulls skip the solve.
 
 Exactness. Run ``r`` reads its rewards from ``numpy.random.default_rng([seed,
 r])`` as :func:`mftune.benchmarks.simulate.simulate_runs` does (one variate
@@ -26,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..policies.lower_bound import characteristic_values
+from ..policies.lower_bound import characteristic_values, feasible_best, pair_upper_bound
 from ..policies.mf_grad import GRAD, MFGRAD, exp_weights, gradient_gains, track
 from .bandits import SimulatedBandit
 from .simulate import SimRecord
@@ -68,7 +80,8 @@ def _variate_kind(env: SimulatedBandit) -> str:
 
 def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed: int = 0, *,
                         run_offset: int = 0, max_pulls: int = 10**6, snapshots=(),
-                        buffer: int = 4096) -> tuple[list[SimRecord], dict]:
+                        buffer: int = 4096, exact_glr: bool = False
+                        ) -> tuple[list[SimRecord], dict]:
     """Run ``n_runs`` independent copies of ``policy`` (fresh, unused) on ``env``, vectorised.
 
     Parameters
@@ -88,6 +101,9 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
         Pull counts at which to record every run's counts (fidelity-major, (M, K)).
     buffer : int
         Variates drawn per run and refill.
+    exact_glr : bool, default=False
+        Solve the GLR statistic after every pull (no upper-bound shortcut;
+        the decisions are the same, tested).
 
     Returns
     -------
@@ -122,6 +138,10 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
     todo = sorted(int(n) for n in snapshots)
     snaps: dict[int, np.ndarray] = {}
     init = [(j, k) for k in range(K) for j in range(Mu)]  # arm-major initial round
+    excess = policy.glr.statistic_name == "glr"
+    exact_only = exact_glr or excess  # the bound is for the "code" statistic
+    last = np.full((R, 2), -1)  # (i*, b̂) of the last exact GLR solution
+    eta = np.zeros((R, 2))  # their top means there
     n_pulls = 0
     n_grad = 0
     while ids.size:
@@ -152,10 +172,23 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
         arm = np.full(ids.size, -1)
         if policy.stopping and n_pulls >= len(init):
             mu = np.swapaxes(sums / counts, 1, 2)
-            value, arm, _, _, _ = characteristic_values(
-                mu, np.swapaxes(counts, 1, 2), xi, sigma,
-                excess=policy.glr.statistic_name == "glr")
-            stop = value >= float(policy.glr.threshold(float(n_pulls)))
+            w = np.swapaxes(counts, 1, 2)
+            beta = float(policy.glr.threshold(float(n_pulls)))
+            solve = np.ones(ids.size, dtype=bool)
+            if not exact_only:
+                fast, a = feasible_best(mu, xi)
+                cand = np.flatnonzero(fast & (a == last[:, 0]))
+                if cand.size:
+                    ia, ib = last[cand, 0], last[cand, 1]
+                    bound = pair_upper_bound(mu[cand, ia], w[cand, ia], mu[cand, ib],
+                                             w[cand, ib], xi, sigma, eta[cand, 0], eta[cand, 1])
+                    solve[cand[bound < beta * (1.0 - 1e-9)]] = False
+            if solve.any():
+                value, arm[solve], bb, th_i, th_b = characteristic_values(
+                    mu[solve], w[solve], xi, sigma, excess=excess)
+                stop[solve] = value >= beta
+                last[solve] = np.stack([arm[solve], bb], axis=1)
+                eta[solve] = np.stack([th_i[:, -1], th_b[:, -1]], axis=1)
         done = stop | (n_pulls >= max_pulls)
         if done.any():
             d = ids[done]
@@ -165,8 +198,8 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
                 top = np.where(counts[done, -1] > 0, sums[done, -1] / counts[done, -1], -np.inf)
             out_rec[d] = np.where(stop[done], arm[done], np.argmax(top, axis=1))
             keep = ~done
-            ids, counts, sums, gains, omega, tracking, U = (
-                a[keep] for a in (ids, counts, sums, gains, omega, tracking, U))
+            ids, counts, sums, gains, omega, tracking, U, last, eta = (
+                x[keep] for x in (ids, counts, sums, gains, omega, tracking, U, last, eta))
     for n, (rid, c) in list(snaps.items()):
         full = out_counts.copy()
         full[rid] = c
