@@ -95,6 +95,8 @@ def test_cli_help_and_errors(data_dir):
         (["lower-bound", "--delta", "2"], "--delta"),
         (["lower-bound", "--runs", "1"], "--runs"),
         (["lower-bound", "--max-pulls", "0"], "--max-pulls"),
+        (["lower-bound", "--learning-rate", "x"], "--learning-rate"),
+        (["lower-bound", "--learning-rate", "0"], "--learning-rate"),
         (["lower-bound", "--families", "wang", "--instances", "nope"], "--instances"),
         (["mfgrad-paper"], "--instance-dir"),
         (["mfgrad-paper", "--instance-dir", str(data_dir), "--parts", "x"], "--parts"),
