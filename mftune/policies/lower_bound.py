@@ -181,17 +181,27 @@ def pair_values(mu, w, xi, sigma, i, b):
     theta_i, theta_b : ndarray, shape (..., P, M)
         The minimising alternative columns.
     """
-    return _pairs_of_columns(mu[..., i, :], w[..., i, :], mu[..., b, :], w[..., b, :], xi, sigma)
+    # single columns: their minima (projection on the MF set; 0 for a feasible column),
+    # once per arm
+    x, g = _argmin_onesided(*_column_terms(mu, w, xi))
+    return _pairs_of_columns(mu[..., i, :], w[..., i, :], mu[..., b, :], w[..., b, :], xi, sigma,
+                             (x[..., i], g[..., i], x[..., b], g[..., b]))
 
 
-def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma):
-    """:func:`pair_values` from the pairs' columns, shapes (..., P, M) (each pair alone)."""
+def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma, minima=None):
+    """:func:`pair_values` from the pairs' columns, shapes (..., P, M) (each pair alone).
+
+    ``minima``: the columns' own minimisers and minima ``(x_i, g_i, x_b, g_b)`` when
+    already known (each is the same computation as here).
+    """
     s = 1.0 / (2.0 * sigma * sigma)
     Wi, Ri, Si = _column_terms(mu_i, w_i, xi)
     Wb, Rb, Sb = _column_terms(mu_b, w_b, xi)
-    # single columns: their minima (projection on the MF set; 0 for a feasible column)
-    x_i, g_i = _argmin_onesided(Wi, Ri, Si)
-    x_b, g_b = _argmin_onesided(Wb, Rb, Sb)
+    if minima is None:
+        x_i, g_i = _argmin_onesided(Wi, Ri, Si)
+        x_b, g_b = _argmin_onesided(Wb, Rb, Sb)
+    else:
+        x_i, g_i, x_b, g_b = minima
     # joint problem of every pair
     eta, hmin = _argmin_onesided(np.concatenate([Wi, Wb], axis=-1),
                                  np.concatenate([Ri, Rb], axis=-1),
