@@ -37,17 +37,18 @@ def _cost_text(cells, delta) -> list[str]:
         ours = f"{bound:.4g}" if bound is not None else "n/a (no lower_bound module)"
         lines.append(f"{name}: C*·log(1/(2.4δ)) = {ours}; reference C*·ln(1/δ) = "
                      f"{REFERENCE.get(name, {}).get('bound_ln', '–')}")
-        lines.append(f"  {'policy':<15}{'ours':>26} {'ratio':>7} {'wrong':>7} {'capped':>7} "
-                     f"{'reference':>22}  note")
+        lines.append(f"  {'policy':<15}{'ours':>26} {'median':>8} {'ratio':>7} {'wrong':>7} "
+                     f"{'capped':>7} {'reference':>22}  note")
         for c in mine:
             if c.mean_cost is None:
-                lines.append(f"  {c.policy:<15}{'–':>26} {'':>7} {'':>7} {'':>7} "
+                lines.append(f"  {c.policy:<15}{'–':>26} {'':>8} {'':>7} {'':>7} {'':>7} "
                              f"{_ref(name, c.policy):>22}  {c.note}")
                 continue
             ratio = f"{c.ratio:.1f}" if c.ratio is not None else "–"
             val = f"{c.mean_cost:.4g} ± {c.ci95:.3g} ({c.n_runs})"
-            lines.append(f"  {c.policy:<15}{val:>26} {ratio:>7} {c.n_errors:>3}/{c.n_runs:<3} "
-                         f"{c.n_capped:>3}/{c.n_runs:<3} {_ref(name, c.policy):>22}  {c.note}")
+            lines.append(f"  {c.policy:<15}{val:>26} {c.median_cost:>8.4g} {ratio:>7} "
+                         f"{c.n_errors:>3}/{c.n_runs:<3} {c.n_capped:>3}/{c.n_runs:<3} "
+                         f"{_ref(name, c.policy):>22}  {c.note}")
     return lines
 
 
