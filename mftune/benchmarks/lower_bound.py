@@ -45,6 +45,7 @@ from ..policies.lower_bound import cost_lower_bound
 from ..policies.lucb import MultiFidelityLUCB
 from ..policies.mf_grad import GRAD, MFGRAD
 from .bandits import BernoulliBandit, GaussianBandit, SimulatedBandit, load_instance
+from .grad_sim import simulate_grad_batch
 from .iise_table1 import _FILES as IISE_FILES
 from .iise_table1 import MFE_C, _iise, _iise_gamma, _mfe, _se, make_domain
 from .lucb_instances import MU1_TILDE, MU2_TILDE, wang_table1, wang_table2, wang_table3
@@ -234,27 +235,47 @@ def grad_env(env, kind) -> SimulatedBandit:
     return top_fidelity(env) if probe.n_fidelities == 1 < env.n_fidelities else env
 
 
-def lucb_view(inst: Instance) -> tuple[SimulatedBandit, float, float, bool]:
-    """The bandit LUCB runs on, its µ̃1, µ̃2 and whether to clip bounds to [0, 1].
+#: How LUCB's [0, 1] constants meet Gaussian rewards of standard deviation σ: the
+#: rescaling ``s`` of the rewards and LUCB's ``fucb_bonus`` and ``commit_factor``.
+#: "wang": Wang et al.'s constants with σ = 1/2 (s = 2σ) [RECON]; "authors": the MF-GRAD
+#: authors' Gaussian LUCB (radius sqrt(2σ² log(Lt⁴/δ)/N), commit threshold
+#: 3 sqrt(σ² log(L/δ)/(λ₁N)), f-UCB bonus unscaled) [code], i.e. s = sqrt(2)σ.
+LUCB_CONVENTIONS = ("wang", "authors")
+
+
+def lucb_view(inst: Instance, convention: str = "wang"):
+    """The bandit LUCB runs on, its µ̃1, µ̃2, whether to clip, and LUCB's extra keywords.
 
     LUCB's radius is for rewards in [0, 1] (σ = 1/2). [RECON] A Gaussian
-    instance is shown as ``(x − c)/(2σ) + 1/2`` with ``c = (µ̃1 + µ̃2)/2``
-    (ξ and µ̃ mapped alike, no clipping): the same decisions in units where
-    the radius is right. Bernoulli and bounded rewards are used as they are.
+    instance is shown as ``(x − c)/s + 1/2`` with ``c = (µ̃1 + µ̃2)/2`` (ξ
+    and µ̃ mapped alike, no clipping): ``s = 2σ`` (``convention="wang"``: the
+    paper's tests with σ in place of 1/2) or ``s = sqrt(2)σ`` with
+    ``fucb_bonus = 1/s`` and ``commit_factor = 1/sqrt(2)``
+    (``convention="authors"``: the decisions of the MF-GRAD authors' LUCB,
+    see :data:`LUCB_CONVENTIONS`). Bernoulli and bounded rewards are used as
+    they are. Returns ``(env, µ̃1, µ̃2, clip, kwargs)``.
     """
+    if convention not in LUCB_CONVENTIONS:
+        raise ValueError(f"convention must be one of {LUCB_CONVENTIONS}; got {convention!r}")
     env, (m1, m2) = inst.env, inst.mu_tilde
     if not isinstance(env, GaussianBandit):
-        return env, m1, m2, True
-    s, c = 2.0 * env.sigma, (m1 + m2) / 2.0
-    view = GaussianBandit((env.theta - c) / s + 0.5, env.costs, sigma=0.5, xi=env.xi / s,
-                          name=env.name)
-    return view, (m1 - c) / s + 0.5, (m2 - c) / s + 0.5, False
+        return env, m1, m2, True, {}
+    if convention == "wang":
+        s, kw = 2.0 * env.sigma, {}
+    else:
+        s = np.sqrt(2.0) * env.sigma
+        kw = {"fucb_bonus": 1.0 / s, "commit_factor": 1.0 / np.sqrt(2.0)}
+    c = (m1 + m2) / 2.0
+    view = GaussianBandit((env.theta - c) / s + 0.5, env.costs, sigma=env.sigma / s,
+                          xi=env.xi / s, name=env.name)
+    return view, (m1 - c) / s + 0.5, (m2 - c) / s + 0.5, False, kw
 
 
-def _lucb_chunk(env, procedure, delta, m1, m2, clip, seed, start, count, max_pulls, name):
+def _lucb_chunk(env, procedure, delta, m1, m2, clip, seed, start, count, max_pulls, name,
+                kw=None):
     res = simulate_lucb_batch(env, count, seed, procedure=procedure, delta=delta,
                               mu1_tilde=m1, mu2_tilde=m2, clip=clip, run_offset=start,
-                              max_pulls=max_pulls)
+                              max_pulls=max_pulls, **(kw or {}))
     recs = res.records(name, env.costs)
     for r in recs:
         r.run += start
@@ -266,18 +287,16 @@ def _lucb_generic(env, procedure, delta, m1, m2, clip, run_index, seed):
                              clip=clip, random_state=[int(seed), int(run_index), 1])
 
 
-def run_lucb(inst, procedure, delta, n_runs, seed, n_jobs, max_pulls):
+def run_lucb(inst, procedure, delta, n_runs, seed, n_jobs, max_pulls, convention="wang"):
     """Runs of one LUCB-Explore procedure (vectorised over runs when the law allows)."""
-    env, m1, m2, clip = lucb_view(inst)
+    env, m1, m2, clip, kw = lucb_view(inst, convention)
     if procedure == "C":
         m1 = m2 = None
     name = f"LUCB-{procedure}"
     if isinstance(env, BernoulliBandit | GaussianBandit):
-        workers = 1 if n_jobs in (None, 1) else effective_n_jobs(n_jobs)
-        bounds = np.linspace(0, n_runs, min(workers, n_runs) + 1).astype(int)
-        jobs = [delayed(_lucb_chunk)(env, procedure, delta, m1, m2, clip, seed, a, b - a,
-                                     max_pulls, name)
-                for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+        jobs = [delayed(_lucb_chunk)(env, procedure, delta, m1, m2, clip, seed, a, n,
+                                     max_pulls, name, kw)
+                for a, n in _chunks(n_runs, n_jobs)]
         if len(jobs) == 1:
             parts = [fn(*a, **k) for fn, a, k in jobs]
         else:
@@ -288,12 +307,21 @@ def run_lucb(inst, procedure, delta, n_runs, seed, n_jobs, max_pulls):
     return simulate_runs(env, {name: factory}, n_runs, seed, n_jobs, max_pulls=max_pulls)
 
 
+#: MF-GRAD solves max-min problems over K(K−1) pairs of 4M one-sided terms at every pull of
+#: every run; above this many (arm, fidelity) pairs a 100-run cell takes hours here
+#: (Yahtzee: K = 13, M = 8), so MF-GRAD is skipped there (GRAD uses one fidelity).
+MAX_MFGRAD_PAIRS = 40
+
+
 def skip_reason(policy: str, inst: Instance) -> str | None:
     """Why ``policy`` is not run on ``inst`` (None: it is run)."""
     if policy not in ELIMINATION and inst.env.n_arms > MAX_ARMS:
         return f"K = {inst.env.n_arms} > {MAX_ARMS}"
+    km = inst.env.n_arms * inst.env.n_fidelities
+    if policy == "MF-GRAD" and km > MAX_MFGRAD_PAIRS:
+        return f"K·M = {km} > {MAX_MFGRAD_PAIRS}: too slow for this table"
     if policy in ("LUCB-A", "LUCB-B"):
-        env, m1, m2, _ = lucb_view(inst)
+        env, m1, m2, _, _ = lucb_view(inst)
         if not (0 <= m2 <= m1 <= 1):
             return "µ̃ outside [0, 1] after rescaling"
     return None
@@ -340,10 +368,33 @@ class Cell:
         return d
 
 
+def _chunks(n_runs, n_jobs):
+    """``(start, count)`` of contiguous run ranges, one per worker."""
+    workers = 1 if n_jobs in (None, 1) else effective_n_jobs(n_jobs)
+    bounds = np.linspace(0, n_runs, min(workers, n_runs) + 1).astype(int)
+    return [(a, b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def _grad_chunk(env, factory, seed, start, count, max_pulls):
+    return simulate_grad_batch(env, factory(env), count, seed, run_offset=start,
+                               max_pulls=max_pulls)[0]
+
+
+def run_grad(env, factory, n_runs, seed, n_jobs, max_pulls):
+    """Runs of GRAD or MF-GRAD, all runs of a worker advanced together (exact; grad_sim)."""
+    jobs = [delayed(_grad_chunk)(env, factory, seed, a, n, max_pulls)
+            for a, n in _chunks(n_runs, n_jobs)]
+    parts = [fn(*a, **k) for fn, a, k in jobs] if len(jobs) == 1 \
+        else Parallel(n_jobs=len(jobs))(jobs)
+    return [r for part in parts for r in part]
+
+
 def _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate=None):
     if policy.startswith("LUCB-"):
         return run_lucb(inst, policy[-1], delta, n_runs, seed, n_jobs, max_pulls)
     env, factory = policy_setup(policy, inst, delta, seed, learning_rate)
+    if policy not in ELIMINATION:
+        return run_grad(env, factory, n_runs, seed, n_jobs, max_pulls)
     cap = None if policy in ELIMINATION else max_pulls  # a cap would turn block rounds off
     return simulate_runs(env, {policy: factory}, n_runs, seed, n_jobs, max_pulls=cap)
 
@@ -394,7 +445,14 @@ def run_cell(policy, inst, delta, n_runs, seed=0, n_jobs=None, max_pulls=10**6,
         return cell
     start = time.perf_counter()
     recs = _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate)
-    cell.wall_time = time.perf_counter() - start
+    return fill_cell(cell, recs, inst, bound, max_pulls, time.perf_counter() - start)
+
+
+def fill_cell(cell: Cell, recs, inst: Instance, bound: BoundInfo | None, max_pulls,
+              wall_time: float) -> Cell:
+    """Summarise the runs ``recs`` of ``cell`` (mean, CI, errors, caps) against ``bound``."""
+    cell.wall_time = wall_time
+    delta = cell.delta
     costs = np.array([r.cost for r in recs])
     cell.mean_cost = float(costs.mean())
     cell.median_cost = float(np.median(costs))
@@ -417,11 +475,21 @@ def run_cell(policy, inst, delta, n_runs, seed=0, n_jobs=None, max_pulls=10**6,
     return cell
 
 
+#: Learning rate of GRAD and MF-GRAD in ``bench lower-bound``: the constant 0.25 of the
+#: authors' runs (MF-GRAD-CONST; lower median and spread than the theory rate in the
+#: paper's appendix [summ]); None is the theory rate 1/sqrt(n+1).
+GRAD_LEARNING_RATE = 0.25
+
+
 def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jobs=None,
-              max_pulls=10**6, bounds=None) -> list[Cell]:
-    """Every (instance, policy) cell; ``bounds`` maps instance name -> BoundInfo."""
+              max_pulls=10**6, bounds=None, learning_rate=GRAD_LEARNING_RATE) -> list[Cell]:
+    """Every (instance, policy) cell; ``bounds`` maps instance name -> BoundInfo.
+
+    ``learning_rate`` is GRAD's and MF-GRAD's (:data:`GRAD_LEARNING_RATE`).
+    """
     bounds = bounds if bounds is not None else {i.name: instance_bound(i.env) for i in instances}
-    return [run_cell(p, inst, delta, n_runs, seed, n_jobs, max_pulls, bounds[inst.name])
+    return [run_cell(p, inst, delta, n_runs, seed, n_jobs, max_pulls, bounds[inst.name],
+                     learning_rate=learning_rate if p in ("GRAD", "MF-GRAD") else None)
             for inst in instances for p in policies]
 
 

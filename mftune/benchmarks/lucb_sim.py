@@ -241,7 +241,7 @@ class _LiveRuns:
                 with np.errstate(divide="ignore"):
                     hit, _ = explore_b_test(n4, mean4, _LEADER[:, None, None, None], ref.zeta,
                                             ref.costs, ref.delta, ref.L, self.mu1, self.mu2,
-                                            axis=1)
+                                            axis=1, factor=ref.commit_factor)
                 same &= ~(hit & free[:, :, None]).any(axis=0)
         same[:, -1] = False
         last = np.argmin(same, axis=1)  # the last round kept
@@ -257,7 +257,8 @@ class _LiveRuns:
             pair[rows, self.ell] = True
             pair[rows, self.u] = True
             explore_b_commit(self.sums, self.counts, pair, self.ell, self.fixed, self.commit,
-                             ref.zeta, ref.costs, ref.delta, ref.L, self.mu1, self.mu2)
+                             ref.zeta, ref.costs, ref.delta, ref.L, self.mu1, self.mu2,
+                             ref.commit_factor)
         self.select()
         return last + 1
 
@@ -267,7 +268,7 @@ def simulate_lucb_batch(env: BernoulliBandit | GaussianBandit, n_runs: int, seed
                         t_convention="pulls", ties="index", clip=True, fucb_bonus=1.0,
                         random_states=None, run_offset: int = 0, max_pulls: int = 10**8,
                         lookahead: int = 64, buffer: int = 8192,
-                        committed=None) -> LUCBBatchResult:
+                        committed=None, commit_factor: float = 1.0) -> LUCBBatchResult:
     """Run ``n_runs`` independent LUCB trials on a Bernoulli or Gaussian bandit, vectorised.
 
     Parameters
@@ -278,7 +279,7 @@ def simulate_lucb_batch(env: BernoulliBandit | GaussianBandit, n_runs: int, seed
     n_runs : int
     seed : int, default=0
         Run ``r`` draws rewards from ``default_rng([seed, run_offset + r])``.
-    procedure, delta, mu1_tilde, mu2_tilde, L, t_convention, ties, clip, fucb_bonus
+    procedure, delta, mu1_tilde, mu2_tilde, L, t_convention, ties, clip, fucb_bonus, commit_factor
         As in :class:`~mftune.policies.lucb.MultiFidelityLUCB` (``zeta`` is
         ``env.xi``).
     random_states : sequence, optional
@@ -319,7 +320,8 @@ def simulate_lucb_batch(env: BernoulliBandit | GaussianBandit, n_runs: int, seed
         random_states = [[int(seed), run_offset + r, 1] for r in range(R)]
     # One reference policy validates the arguments and provides the constants.
     ref = MultiFidelityLUCB(K, env.costs, env.xi, delta, procedure, mu1_tilde, mu2_tilde, L,
-                            t_convention, ties, clip, fucb_bonus, random_state=random_states[0])
+                            t_convention, ties, clip, fucb_bonus, random_state=random_states[0],
+                            commit_factor=commit_factor)
     if ties == "random":
         priority = np.stack([np.random.default_rng(rs).permutation(K) for rs in random_states])
     else:

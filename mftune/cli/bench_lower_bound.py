@@ -10,6 +10,7 @@ import numpy as np
 
 from ..benchmarks.lower_bound import (
     FAMILIES,
+    GRAD_LEARNING_RATE,
     LABEL,
     POLICIES,
     instance_bound,
@@ -127,12 +128,16 @@ def _plot(plot_file, per_delta, instances, bounds):
               help="Run r draws its noise from (seed, r); seeds the mfucb instances.")
 @click.option("--n-jobs", default=1, show_default=True, type=int,
               help="joblib workers over runs (-1 = all cores).")
+@click.option("--learning-rate", "learning_rate", default=str(GRAD_LEARNING_RATE),
+              show_default=True,
+              help="GRAD's and MF-GRAD's learning rate: a constant (0.25 = MF-GRAD-CONST, the "
+                   "authors' runs) or 'theory' for 1/sqrt(n+1).")
 @click.option("--json", "as_json", is_flag=True, help="Print the cells as JSON.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
               help="Also run δ = 0.1, 0.01, 0.001 and save cost against log(1/δ) with the "
                    "bound's line (needs matplotlib: pip install 'mftune[plot]').")
 def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pulls, seed, n_jobs,
-                as_json, plot_file):
+                learning_rate, as_json, plot_file):
     """Mean cost of each policy against the bound C*(µ)·log(1/(2.4δ)) (Poiani et al. 2024).
 
     One table per family: mean cost ± 95% CI, the bound, their ratio, wrong
@@ -140,6 +145,16 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
     below a valid
     bound is flagged: the policy has a bug or is not δ-correct at that δ.
     """
+    if learning_rate == "theory":
+        lr = None
+    else:
+        try:
+            lr = float(learning_rate)
+        except ValueError:
+            lr = -1.0
+        if not lr > 0:
+            raise click.BadParameter(f"{learning_rate!r} is neither a positive number nor "
+                                     "'theory'", param_hint="--learning-rate")
     fams = parse_list(families, FAMILIES, "--families")
     pols = parse_list(policies, POLICIES, "--policies")
     if plot_file:
@@ -160,7 +175,7 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
     for fam in fams:
         instances, note = loaded[fam]
         bounds = {i.name: instance_bound(i.env) for i in instances}
-        cells = run_cells(instances, pols, delta, runs, seed, n_jobs, max_pulls, bounds)
+        cells = run_cells(instances, pols, delta, runs, seed, n_jobs, max_pulls, bounds, lr)
         all_cells += cells
         out.append({"family": fam, "note": note,
                     "instances": [{"name": i.name, "K": i.env.n_arms, "M": i.env.n_fidelities,
@@ -175,10 +190,12 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
     if as_json:
         click.echo(json.dumps({"families": out, "summary": summary, "runs": runs,
                                "delta": delta, "seed": seed, "max_pulls": max_pulls,
+                               "grad_learning_rate": lr,
                                "wall_time": wall}, indent=2))
     else:
         click.echo(f"Cost against the lower bound C*(µ)·log(1/(2.4δ)) — delta={delta:g}, "
-                   f"{runs} runs, seed {seed}, pull cap {max_pulls} (LUCB, GRAD, MF-GRAD)")
+                   f"{runs} runs, seed {seed}, pull cap {max_pulls} (LUCB, GRAD, MF-GRAD), "
+                   f"GRAD/MF-GRAD learning rate {learning_rate}")
         for text in texts:
             click.echo(text)
         click.echo(format_summary(summary))
@@ -190,7 +207,7 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
         for d in PLOT_DELTAS:
             if d != delta:
                 per_delta[d] = run_cells(instances, pols, d, runs, seed, n_jobs, max_pulls,
-                                         bounds)
+                                         bounds, lr)
         _plot(plot_file, per_delta, instances, bounds)
         if not as_json:
             click.echo(f"figure written to {plot_file}")

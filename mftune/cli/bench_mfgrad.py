@@ -13,12 +13,13 @@ from ..benchmarks.mfgrad_paper import (
     REFERENCE,
     REFERENCE_PROPORTIONS,
     cost_comparison,
+    decision_time,
     forever,
     proportions,
 )
 from ._groups import bench, parse_list
 
-PARTS = ("cost", "proportions", "forever")
+PARTS = ("cost", "proportions", "forever", "timing")
 COST_INSTANCES = tuple(REFERENCE)
 
 
@@ -36,17 +37,18 @@ def _cost_text(cells, delta) -> list[str]:
         ours = f"{bound:.4g}" if bound is not None else "n/a (no lower_bound module)"
         lines.append(f"{name}: C*·log(1/(2.4δ)) = {ours}; reference C*·ln(1/δ) = "
                      f"{REFERENCE.get(name, {}).get('bound_ln', '–')}")
-        lines.append(f"  {'policy':<15}{'ours':>26} {'ratio':>7} {'wrong':>7} {'capped':>7} "
-                     f"{'reference':>22}  note")
+        lines.append(f"  {'policy':<15}{'ours':>26} {'median':>8} {'ratio':>7} {'wrong':>7} "
+                     f"{'capped':>7} {'reference':>22}  note")
         for c in mine:
             if c.mean_cost is None:
-                lines.append(f"  {c.policy:<15}{'–':>26} {'':>7} {'':>7} {'':>7} "
+                lines.append(f"  {c.policy:<15}{'–':>26} {'':>8} {'':>7} {'':>7} {'':>7} "
                              f"{_ref(name, c.policy):>22}  {c.note}")
                 continue
             ratio = f"{c.ratio:.1f}" if c.ratio is not None else "–"
             val = f"{c.mean_cost:.4g} ± {c.ci95:.3g} ({c.n_runs})"
-            lines.append(f"  {c.policy:<15}{val:>26} {ratio:>7} {c.n_errors:>3}/{c.n_runs:<3} "
-                         f"{c.n_capped:>3}/{c.n_runs:<3} {_ref(name, c.policy):>22}  {c.note}")
+            lines.append(f"  {c.policy:<15}{val:>26} {c.median_cost:>8.4g} {ratio:>7} "
+                         f"{c.n_errors:>3}/{c.n_runs:<3} {c.n_capped:>3}/{c.n_runs:<3} "
+                         f"{_ref(name, c.policy):>22}  {c.note}")
     return lines
 
 
@@ -70,16 +72,18 @@ def _prop_text(res) -> list[str]:
 
 
 def _forever_text(rows) -> list[str]:
-    lines = ["\nforever (δ = 0.01): LUCB-Explore-A/-B vs LUCB on the top fidelity"]
+    lines = ["\nforever (δ = 0.01): LUCB-Explore-A/-B vs LUCB on the top fidelity; constants "
+             "'authors' = the MF-GRAD repository's Gaussian LUCB, 'wang' = Wang et al.'s with "
+             "σ = 1/2 (mftune's default)"]
     for r in rows:
         name = LABEL.get(r["policy"], "LUCB, top fidelity only")
         cost = (f"mean cost of stopped runs {r['mean_cost_stopped']:.4g}"
                 if r["mean_cost_stopped"] is not None else "no run stopped")
         share = (f"share of pulls at fidelity 0 {r['share_fidelity0']:.3f}; "
                  if r["policy"] != "LUCB-top" else "")
-        lines.append(f"  {name:<24} on {r['instance']:<12} {r['stopped']}/{r['runs']} stopped "
-                     f"within {r['max_pulls']} pulls; {cost}; {r['wrong']} wrong; {share}"
-                     f"reference: {r['reference']}")
+        lines.append(f"  {r.get('convention', ''):<8}{name:<24} on {r['instance']:<12} "
+                     f"{r['stopped']}/{r['runs']} stopped within {r['max_pulls']} pulls; {cost}; "
+                     f"{r['wrong']} wrong; {share}reference: {r['reference']}")
     return lines
 
 
@@ -99,7 +103,7 @@ def _forever_text(rows) -> list[str]:
 @click.option("--prop-pulls", default=100_000, show_default=True,
               type=click.IntRange(min=10_000), help="Proportions part: pulls per run "
               "(proportions are read after 10^4 pulls and at the end).")
-@click.option("--forever-runs", default=3, show_default=True, type=click.IntRange(min=1),
+@click.option("--forever-runs", default=10, show_default=True, type=click.IntRange(min=1),
               help="Forever part: runs per procedure.")
 @click.option("--forever-cap", default=10**6, show_default=True, type=click.IntRange(min=1),
               help="Forever part: pull cap per run.")
@@ -127,6 +131,8 @@ def mfgrad_paper(instance_dir, parts, instances, runs, max_pulls, prop_runs, pro
                                          if prop_pulls > 10_000 else (10_000,), seed, n_jobs)
     if "forever" in chosen:
         out["forever"] = forever(instance_dir, forever_runs, forever_cap, seed, n_jobs)
+    if "timing" in chosen:
+        out["timing"] = decision_time(instance_dir, seed=seed)
     out["wall_time"] = time.perf_counter() - start
     if as_json:
         click.echo(json.dumps(out, indent=2))
@@ -139,5 +145,12 @@ def mfgrad_paper(instance_dir, parts, instances, runs, max_pulls, prop_runs, pro
         lines += _prop_text(out["proportions"])
     if "forever" in out:
         lines += _forever_text(out["forever"])
+    if "timing" in out:
+        t = out["timing"]
+        lines.append(f"\nMF-GRAD decision time per pull (ask + tell, one run at a time) on "
+                     f"{t['instance']}: median {1e3 * t['median_s']:.2f} ms, mean "
+                     f"{1e3 * t['mean_s']:.2f} ms, 90% {1e3 * t['p90_s']:.2f} ms, CPU mean "
+                     f"{1e3 * t['cpu_mean_s']:.2f} ms over "
+                     f"{t['pulls']} pulls ({t['runs']} runs); the authors' Python: about 15 ms")
     click.echo("\n".join(lines))
     click.echo(f"total wall time: {out['wall_time']:.1f} s")

@@ -41,6 +41,11 @@ __all__ = [
     "gaussian_kl",
     "pair_values",
     "characteristic_value",
+    "characteristic_values",
+    "best_pair_values",
+    "feasible_best",
+    "max_min",
+    "pair_upper_bound",
 ]
 
 
@@ -71,6 +76,11 @@ def _check(mu, costs, xi, sigma):
 # -- the exact one-dimensional solver -------------------------------------------------------
 
 
+#: Up to this many one-sided terms :func:`_argmin_onesided` compares every candidate
+#: (fewer numpy calls); above it, it locates the segment by sorted prefix sums (less work).
+_FEW_TERMS = 4
+
+
 def _argmin_onesided(W, R, S):
     """Minimise ``h(η) = Σ_j W_j ((S_j (η − R_j))₊)²`` along the last axis, exactly.
 
@@ -80,11 +90,21 @@ def _argmin_onesided(W, R, S):
     is ``<= 0`` at the smallest breakpoint and ``>= 0`` at the largest.
     Returns ``(η*, h(η*))``, shapes ``W.shape[:-1]``.
     """
-    P = np.sort(R, axis=-1)
+    if R.shape[-1] <= _FEW_TERMS:
+        return _argmin_candidates(W, R, S)
+    order = np.argsort(R, axis=-1, kind="stable")
+    P = np.take_along_axis(R, order, axis=-1)
+    Ws = np.take_along_axis(W, order, axis=-1)
+    up = np.take_along_axis(S, order, axis=-1) > 0
     B = P.shape[-1]
-    # h' at every breakpoint: (..., B, J)
-    z = S[..., None, :] * (P[..., :, None] - R[..., None, :])
-    dh = np.sum(W[..., None, :] * S[..., None, :] * np.maximum(z, 0.0), axis=-1)
+    # h'(P_b)/2 = Σ_active W_j (P_b − R_j): increasing terms left of P_b, decreasing ones
+    # right of it (terms at R_j = P_b add 0 either way), by prefix and suffix sums.
+    wu, wd = np.where(up, Ws, 0.0), np.where(up, 0.0, Ws)
+    a_up = np.cumsum(wu, axis=-1)
+    c_up = np.cumsum(wu * P, axis=-1)
+    a_dn = np.flip(np.cumsum(np.flip(wd, axis=-1), axis=-1), axis=-1)
+    c_dn = np.flip(np.cumsum(np.flip(wd * P, axis=-1), axis=-1), axis=-1)
+    dh = P * (a_up + a_dn) - (c_up + c_dn)
     idx = np.clip(np.sum(dh < 0, axis=-1), 1, B - 1)[..., None]
     lo = np.take_along_axis(P, idx - 1, axis=-1)
     hi = np.take_along_axis(P, idx, axis=-1)
@@ -96,6 +116,29 @@ def _argmin_onesided(W, R, S):
     eta = np.clip(root, lo, hi)
     val = np.sum(W * np.maximum(S * (eta - R), 0.0) ** 2, axis=-1)
     return eta[..., 0], val
+
+
+def _argmin_candidates(W, R, S):
+    """:func:`_argmin_onesided` by comparing candidates (no sorting; for few terms).
+
+    ``h`` is convex and piecewise quadratic with breakpoints ``R``; its
+    minimiser is a breakpoint or the stationary point of the quadratic on
+    the segment right of some breakpoint ``R_b`` (active terms: increasing
+    ones with ``R_j <= R_b``, decreasing ones with ``R_j > R_b``). ``h`` is
+    evaluated exactly at all 2J candidates and the smallest value kept [RECON].
+    """
+    Rb = R[..., :, None]  # (..., J candidates b, 1)
+    active = np.where(S[..., None, :] > 0, R[..., None, :] <= Rb, R[..., None, :] > Rb)
+    aw = W[..., None, :] * active
+    den = aw.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = np.where(den > 0, (aw * R[..., None, :]).sum(axis=-1) / den, R)
+    cand = np.concatenate([R, stat], axis=-1)  # (..., 2J)
+    z = np.maximum(S[..., None, :] * (cand[..., :, None] - R[..., None, :]), 0.0)
+    h = np.sum(W[..., None, :] * z * z, axis=-1)
+    best = np.argmin(h, axis=-1)[..., None]
+    return (np.take_along_axis(cand, best, axis=-1)[..., 0],
+            np.take_along_axis(h, best, axis=-1)[..., 0])
 
 
 def _column_terms(mu, w, xi):
@@ -121,8 +164,9 @@ def pair_values(mu, w, xi, sigma, i, b):
 
     Parameters
     ----------
-    mu, w : ndarray, shape (K, M)
-        Means and weights (counts for the GLR, ``ω/λ`` for F).
+    mu, w : ndarray, shape (..., K, M)
+        Means and weights (counts for the GLR, ``ω/λ`` for F); leading axes
+        (independent runs) are broadcast through, each run solved alone.
     xi : ndarray, shape (M,)
     sigma : float
     i, b : ndarray of int, shape (P,)
@@ -130,36 +174,153 @@ def pair_values(mu, w, xi, sigma, i, b):
 
     Returns
     -------
-    value : ndarray, shape (P,)
+    value : ndarray, shape (..., P)
         ``V(i, b) = min_{η_i <= η_b} g_i(η_i) + g_b(η_b)``.
-    excess : ndarray, shape (P,)
+    excess : ndarray, shape (..., P)
         ``V(i, b) − min g_i − min g_b`` (the generalised likelihood ratio of the pair).
-    theta_i, theta_b : ndarray, shape (P, M)
+    theta_i, theta_b : ndarray, shape (..., P, M)
         The minimising alternative columns.
     """
+    # single columns: their minima (projection on the MF set; 0 for a feasible column),
+    # once per arm
+    x, g = _argmin_onesided(*_column_terms(mu, w, xi))
+    return _pairs_of_columns(mu[..., i, :], w[..., i, :], mu[..., b, :], w[..., b, :], xi, sigma,
+                             (x[..., i], g[..., i], x[..., b], g[..., b]))
+
+
+def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma, minima=None):
+    """:func:`pair_values` from the pairs' columns, shapes (..., P, M) (each pair alone).
+
+    ``minima``: the columns' own minimisers and minima ``(x_i, g_i, x_b, g_b)`` when
+    already known (each is the same computation as here).
+    """
     s = 1.0 / (2.0 * sigma * sigma)
-    W, R, S = _column_terms(mu, w, xi)
-    # single columns: their minima (projection on the MF set; 0 for a feasible column)
-    x, gmin = _argmin_onesided(W, R, S)
+    Wi, Ri, Si = _column_terms(mu_i, w_i, xi)
+    Wb, Rb, Sb = _column_terms(mu_b, w_b, xi)
+    if minima is None:
+        x_i, g_i = _argmin_onesided(Wi, Ri, Si)
+        x_b, g_b = _argmin_onesided(Wb, Rb, Sb)
+    else:
+        x_i, g_i, x_b, g_b = minima
     # joint problem of every pair
-    Wp = np.concatenate([W[i], W[b]], axis=-1)
-    Rp = np.concatenate([R[i], R[b]], axis=-1)
-    Sp = np.concatenate([S[i], S[b]], axis=-1)
-    eta, hmin = _argmin_onesided(Wp, Rp, Sp)
+    eta, hmin = _argmin_onesided(np.concatenate([Wi, Wb], axis=-1),
+                                 np.concatenate([Ri, Rb], axis=-1),
+                                 np.concatenate([Si, Sb], axis=-1))
     # crossed (every minimiser of g_i above every minimiser of g_b) iff g_b' >= 0 at η_J
-    crossed = _slope(mu[b], w[b], xi, eta) >= 0.0
-    value = np.where(crossed, hmin, gmin[i] + gmin[b]) * s
-    eta_i = np.where(crossed, eta, x[i])
-    eta_b = np.where(crossed, eta, x[b])
-    theta_i = np.clip(mu[i], eta_i[:, None] - xi, eta_i[:, None] + xi)
-    theta_b = np.clip(mu[b], eta_b[:, None] - xi, eta_b[:, None] + xi)
-    excess = np.maximum(value - (gmin[i] + gmin[b]) * s, 0.0)
+    crossed = _slope(mu_b, w_b, xi, eta) >= 0.0
+    apart = g_i + g_b
+    value = np.where(crossed, hmin, apart) * s
+    eta_i = np.where(crossed, eta, x_i)[..., None]
+    eta_b = np.where(crossed, eta, x_b)[..., None]
+    theta_i = np.clip(mu_i, eta_i - xi, eta_i + xi)
+    theta_b = np.clip(mu_b, eta_b - xi, eta_b + xi)
+    excess = np.maximum(value - apart * s, 0.0)
     return value, excess, theta_i, theta_b
+
+
+def feasible_best(mu, xi):
+    """Per run: whether every column of ``mu`` (R, K, M) is MF-feasible and the top-fidelity
+    best arm unique, and that arm. Feasibility is read with the solver's own float
+    expressions (every one-sided term vanishes at η = µ_{k,M}), so the solver finds 0
+    for each column alone."""
+    _, R, S = _column_terms(mu, mu, xi)
+    feasible = np.all(S * (mu[..., -1:] - R) <= 0.0, axis=(1, 2))
+    top = mu[..., -1]
+    a = np.argmax(top, axis=1)
+    unique = np.sum(top == top[np.arange(mu.shape[0]), a][:, None], axis=1) == 1
+    return feasible & unique, a
+
+
+def best_pair_values(mu, w, xi, sigma, a):
+    """:func:`pair_values` of the pairs ``(a_r, b)``, ``b ≠ a_r`` in increasing order, per run.
+
+    ``a`` has shape (R,); returns arrays with P = K − 1 pairs per run and the
+    challengers (R, K − 1).
+    """
+    R, K = mu.shape[0], mu.shape[1]
+    rows = np.arange(R)[:, None]
+    others = np.argsort(np.arange(K)[None, :] == a[:, None], axis=1, kind="stable")[:, :K - 1]
+    mu_a = np.broadcast_to(mu[rows[:, 0], a][:, None, :], (R, K - 1, mu.shape[2]))
+    w_a = np.broadcast_to(w[rows[:, 0], a][:, None, :], (R, K - 1, mu.shape[2]))
+    return (*_pairs_of_columns(mu_a, w_a, mu[rows, others], w[rows, others], xi, sigma),
+            others)
+
+
+def pair_upper_bound(mu_i, w_i, mu_b, w_b, xi, sigma, eta_i, eta_b):
+    """An upper bound on ``V(i, b)``: the objective at given top means ``eta_i <= eta_b``.
+
+    Any feasible ``(η_i, η_b)`` gives ``g_i(η_i) + g_b(η_b) >= V(i, b)``
+    (``η_i`` is lowered to ``η_b`` where it exceeds it). Columns (..., M),
+    ``eta_*`` (...); a handful of numpy calls, no solve.
+    """
+    eta_i = np.minimum(eta_i, eta_b)[..., None]
+    eta_b = eta_b[..., None]
+    d_i = mu_i - np.clip(mu_i, eta_i - xi, eta_i + xi)
+    d_b = mu_b - np.clip(mu_b, eta_b - xi, eta_b + xi)
+    return np.sum(w_i * d_i * d_i + w_b * d_b * d_b, axis=-1) / (2.0 * sigma * sigma)
 
 
 def _all_pairs(K):
     i, b = np.nonzero(~np.eye(K, dtype=bool))
     return i, b
+
+
+def characteristic_values(mu, w, xi, sigma, excess: bool = False):
+    """:func:`characteristic_value` of many runs at once: ``mu``, ``w`` of shape (R, K, M).
+
+    Returns ``(value, i*, b̂, theta_i, theta_b)`` with shapes (R,), (R,), (R,),
+    (R, M), (R, M). Every run is solved by the same element-wise expressions
+    as a run alone, so a batch of one is the single-run computation.
+
+    Shortcut [RECON, exact]: when every column of a run is MF-feasible and its
+    top-fidelity best arm ``a`` is unique, every pair ``(i, a)`` with ``i ≠ a``
+    has value 0 (``a`` already beats ``i`` without moving), so
+    ``max_i min_b V(i, b) = max(min_b V(a, b), 0)``; if ``min_b V(a, b) > 0``
+    the answer is ``a`` and its first minimising challenger, from the K − 1
+    pairs ``(a, b)`` alone. Otherwise all K(K−1) pairs are solved.
+    """
+    R, K = mu.shape[0], mu.shape[1]
+    value = np.zeros(R)
+    istar = np.zeros(R, dtype=np.int64)
+    bhat = np.zeros(R, dtype=np.int64)
+    ti = np.zeros((R, mu.shape[2]))
+    tb = np.zeros((R, mu.shape[2]))
+    full = np.ones(R, dtype=bool)
+    if not excess:
+        fast, a = feasible_best(mu, xi)
+        if fast.any():
+            val, _, fti, ftb, others = best_pair_values(mu[fast], w[fast], xi, sigma, a[fast])
+            j = np.argmin(val, axis=1)
+            r = np.arange(j.size)
+            ok = val[r, j] > 0
+            idx = np.flatnonzero(fast)[ok]
+            value[idx], istar[idx], bhat[idx] = val[r, j][ok], a[idx], others[r, j][ok]
+            ti[idx], tb[idx] = fti[r, j][ok], ftb[r, j][ok]
+            full[idx] = False
+    if full.any():
+        i, b = _all_pairs(K)
+        val, exc, fti, ftb = pair_values(mu[full], w[full], xi, sigma, i, b)
+        v, s_, p = max_min(exc if excess else val)
+        r = np.arange(p.size)
+        value[full], istar[full], bhat[full] = v, s_, b[p]
+        ti[full], tb[full] = fti[r, p], ftb[r, p]
+    return value, istar, bhat, ti, tb
+
+
+def max_min(v):
+    """``max_i min_{b≠i}`` of pair values ``v`` (R, K(K−1)) in :func:`_all_pairs` order.
+
+    Returns ``(value, i*, pair index)``, shapes (R,): the first minimising
+    challenger per arm, then the first maximising arm.
+    """
+    R = v.shape[0]
+    K = int(round(0.5 + np.sqrt(0.25 + v.shape[1])))
+    v = v.reshape(R, K, K - 1)
+    j = np.argmin(v, axis=2)
+    per_arm = np.take_along_axis(v, j[:, :, None], axis=2)[:, :, 0]
+    istar = np.argmax(per_arm, axis=1)
+    rows = np.arange(R)
+    return per_arm[rows, istar], istar, istar * (K - 1) + j[rows, istar]
 
 
 def characteristic_value(mu, w, xi, sigma, excess: bool = False):
@@ -169,15 +330,10 @@ def characteristic_value(mu, w, xi, sigma, excess: bool = False):
     minimising challenger and their alternative columns. With
     ``excess=True`` the pair values are the GLR excesses (see :func:`pair_values`).
     """
-    K = mu.shape[0]
-    i, b = _all_pairs(K)
-    val, exc, ti, tb = pair_values(mu, w, xi, sigma, i, b)
-    v = (exc if excess else val).reshape(K, K - 1)
-    j = np.argmin(v, axis=1)  # first minimising challenger per arm
-    per_arm = v[np.arange(K), j]
-    istar = int(np.argmax(per_arm))
-    p = istar * (K - 1) + int(j[istar])
-    return float(per_arm[istar]), istar, int(b[p]), ti[p], tb[p]
+    value, i, b, ti, tb = characteristic_values(np.asarray(mu, dtype=float)[None],
+                                                np.asarray(w, dtype=float)[None], xi, sigma,
+                                                excess)
+    return float(value[0]), int(i[0]), int(b[0]), ti[0], tb[0]
 
 
 # -- C*(µ) ------------------------------------------------------------------------------------

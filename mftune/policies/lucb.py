@@ -245,24 +245,26 @@ def round_mask(procedure, sums, counts, t, ell, u, fixed, commit, zeta, costs, d
                             bonus)
 
 
-def explore_b_test(n, mean, is_leader, zeta, costs, delta, L, mu1, mu2, axis=-1):
+def explore_b_test(n, mean, is_leader, zeta, costs, delta, L, mu1, mu2, axis=-1, factor=1.0):
     """EXPLORE-B's commit test [RECON of Algorithm 2, line 10] for arms explored at every fidelity.
 
     ``n`` and ``mean`` hold one arm's per-fidelity counts and means along
     ``axis``; ``is_leader`` broadcasts against them. Returns ``(hit,
     fidelity)`` (``axis`` removed): whether the arm commits now, and to which
-    fidelity ``argmax_m Δ̂^(m)/sqrt(λ^(m))``.
+    fidelity ``argmax_m Δ̂^(m)/sqrt(λ^(m))``. ``factor`` scales the right-hand
+    side (1: the paper's test; see :class:`MultiFidelityLUCB`'s ``commit_factor``).
     """
     z, c = along(zeta, axis, n.ndim), along(costs, axis, n.ndim)
     eff = ancillary_gaps(mean, z, is_leader, mu1, mu2) / np.sqrt(c)
     # An arm with a fidelity not pulled yet (a failed or cancelled pull in the tuner) has an
     # infinite threshold: it does not commit.
     with np.errstate(divide="ignore"):
-        threshold = 3.0 * np.sqrt(np.log(L / delta) / (costs[0] * n.min(axis=axis)))
+        threshold = factor * 3.0 * np.sqrt(np.log(L / delta) / (costs[0] * n.min(axis=axis)))
     return eff.max(axis=axis) >= threshold, np.argmax(eff, axis=axis)
 
 
-def explore_b_commit(sums, counts, pulled, ell, fixed, commit, zeta, costs, delta, L, mu1, mu2):
+def explore_b_commit(sums, counts, pulled, ell, fixed, commit, zeta, costs, delta, L, mu1, mu2,
+                     factor=1.0):
     """Apply :func:`explore_b_test` in place on ``fixed``/``commit``.
 
     ``pulled`` is a ``(R, K)`` mask of the arms pulled this round; those not
@@ -273,7 +275,7 @@ def explore_b_commit(sums, counts, pulled, ell, fixed, commit, zeta, costs, delt
         return
     n = counts[r, :, k]  # (P, M)
     hit, best = explore_b_test(n, _means(sums[r, :, k], n), (k == ell[r])[:, None], zeta, costs,
-                               delta, L, mu1, mu2)
+                               delta, L, mu1, mu2, factor=factor)
     fixed[r[hit], k[hit]] = True
     commit[r[hit], k[hit]] = best[hit]
 
@@ -313,7 +315,17 @@ class MultiFidelityLUCB(Policy):
         Clip ``UCB <= 1`` and ``LCB >= 0`` (rewards in [0, 1]).
     fucb_bonus : float, default=1.0
         Multiplier of EXPLORE-A's exploration term ``sqrt(2 log N_k / (λ N^(m)_k))``;
-        1 is the paper's f-UCB (other values are for diagnostics only).
+        1 is the paper's f-UCB (other values are for diagnostics, and for the
+        MF-GRAD authors' Gaussian variant below).
+    commit_factor : float, default=1.0
+        Multiplier of EXPLORE-B's commit threshold; 1 is the paper's test.
+        [code] The MF-GRAD authors' Gaussian LUCB (riccardopoiani/adv-mf-bai,
+        ``algorithms/lucb.py``) uses the radius ``sqrt(2σ² log(L t⁴/δ)/N)``, the
+        f-UCB ``Δ̂/sqrt(λ) + sqrt(2 log N_k/(λ N))`` and the commit threshold
+        ``3 sqrt(σ² log(L/δ)/(λ^(1) N))``: shown rewards rescaled by
+        ``s = sqrt(2) σ``, this policy makes their decisions with
+        ``fucb_bonus = 1/s`` and ``commit_factor = 1/sqrt(2)``
+        (docs/algorithms.md).
     random_state : int, Generator or None
         Seeds the random tie-break order.
     batch_size : int, default=1
@@ -323,7 +335,7 @@ class MultiFidelityLUCB(Policy):
 
     def __init__(self, n_arms, costs, zeta, delta=0.1, procedure="A", mu1_tilde=None,
                  mu2_tilde=None, L=None, t_convention="pulls", ties="index", clip=True,
-                 fucb_bonus=1.0, random_state=None, *, batch_size=1):
+                 fucb_bonus=1.0, random_state=None, *, batch_size=1, commit_factor=1.0):
         costs = check_costs(costs)
         super().__init__(n_arms, costs.size, random_state)
         self.costs = costs
@@ -346,6 +358,7 @@ class MultiFidelityLUCB(Policy):
         self.ties = ties
         self.clip = bool(clip)
         self.fucb_bonus = check_positive(fucb_bonus, "fucb_bonus", strict=False)
+        self.commit_factor = check_positive(commit_factor, "commit_factor")
         self.batch_size = check_batch_size(batch_size)
         self.priority = (np.arange(self.n_arms) if ties == "index"
                          else self.rng_.permutation(self.n_arms))
@@ -439,7 +452,7 @@ class MultiFidelityLUCB(Policy):
             mu1, mu2 = self._mu()
             explore_b_commit(self.stats.sums[None], self.stats.counts[None], pulled,
                              np.array([ell]), self.fixed[None], self.commit[None], self.zeta,
-                             self.costs, self.delta, self.L, mu1, mu2)
+                             self.costs, self.delta, self.L, mu1, mu2, self.commit_factor)
         self._select()
 
     def _summary_extra(self) -> dict:

@@ -26,9 +26,72 @@ import numpy as np
 from .._validation import check_batch_size, check_bias, check_costs, check_delta, check_positive
 from .base import Policy, Pulls
 from .glr import GLRStopping
-from .lower_bound import characteristic_value, gaussian_kl
+from .lower_bound import characteristic_values, gaussian_kl
 
-__all__ = ["GRAD", "MFGRAD"]
+__all__ = ["GRAD", "MFGRAD", "exp_weights", "gradient_gains", "track"]
+
+
+# -- the steps of the sampling rule, vectorised over a leading axis of independent runs -------
+# Shapes: means/omega/gains (R, K, M); counts and tracking sums fidelity-major (R, M, K).
+# The policy calls them with R = 1 and mftune.benchmarks.grad_sim with many runs: both
+# make the same decisions (tested).
+
+
+def _row_sum(x):
+    """Sum over every axis but the first, as one contiguous row per run (same bits for any R)."""
+    return np.ascontiguousarray(x).reshape(x.shape[0], -1).sum(axis=1)
+
+
+def gradient_gains(mu, omega, lam, xi, sigma, scale=None):
+    """Sub-gradient of ``F`` at ω̃ times ``c̄`` for every run, shape (R, K, M) [code].
+
+    With ``w = ω̃/λ``: ``max_i min_{b≠i} V_w(i, b)`` at the means gives ``i*``,
+    ``b̂`` and the alternative columns θ̂; the gain is ``d(µ̂, θ̂)/λ`` on those
+    two arms (0 elsewhere), minus the terms that only come from projecting an
+    MF-infeasible µ̂ (the code's zeroing rule for ``m < M``), times
+    ``c̄ = 1/Σ w`` (the expected cost of one pull). ``scale`` (M,), optional:
+    ``σ²/σ_m²`` when fidelity m has its own noise level σ_m (its KL terms scale
+    so) [RECON]; None is a common σ.
+    """
+    w = omega / lam
+    info = w if scale is None else w * scale
+    _, i, b, th_i, th_b = characteristic_values(mu, info, xi, sigma)
+    rows = np.arange(mu.shape[0])
+    mu_i, mu_b = mu[rows, i], mu[rows, b]
+    g_i = gaussian_kl(mu_i, th_i, sigma) / lam
+    g_b = gaussian_kl(mu_b, th_b, sigma) / lam
+    if scale is not None:
+        g_i *= scale
+        g_b *= scale
+    g_b[:, :-1][th_b[:, -1:] <= mu_b[:, :-1] + xi[:-1]] = 0.0
+    g_i[:, :-1][th_i[:, -1:] >= mu_i[:, :-1] - xi[:-1]] = 0.0
+    g = np.zeros_like(mu)
+    g[rows, i] = g_i
+    g[rows, b] = g_b
+    return g / _row_sum(w)[:, None, None]
+
+
+def exp_weights(gains, lr):
+    """Exponential weights ``softmax(η G)`` over each run's K·M entries (``lr`` (R,) or scalar)."""
+    top = gains.reshape(gains.shape[0], -1).max(axis=1)
+    e = np.exp(np.reshape(lr, (-1, 1, 1)) * (gains - top[:, None, None]))
+    return e / _row_sum(e)[:, None, None]
+
+
+def track(omega, lam, t, tracking, asked):
+    """Forced exploration and cumulative tracking; updates ``tracking`` in place [code].
+
+    ``π = (ω̃/λ)/Σ(ω̃/λ)``, ``π' = (1 − γ_t) π + γ_t/(KM)`` with
+    ``γ_t = 1/(4 sqrt(t))``; ``C += π'`` and the pull is ``argmax (C − N)``
+    (first in fidelity-major order). Returns ``(arm, fidelity index)``, shapes (R,).
+    """
+    w = omega / lam
+    pi = w / _row_sum(w)[:, None, None]
+    gamma = (1.0 / (4.0 * np.sqrt(t)))[:, None, None]
+    tracking += np.swapaxes((1.0 - gamma) * pi + gamma / pi[0].size, 1, 2)
+    flat = np.argmax((tracking - asked).reshape(asked.shape[0], -1), axis=1)
+    j, k = np.divmod(flat, asked.shape[2])
+    return k, j
 
 
 class MFGRAD(Policy):
@@ -118,6 +181,55 @@ class MFGRAD(Policy):
         self.glr_value_ = 0.0
         self.glr_threshold_ = np.inf
         self.glr_arm_ = -1
+        self.scale_ = None  # σ²/σ_m² per pulled fidelity once update_bounds sets σ_m
+
+    def update_bounds(self, costs=None, xi=None, variance_proxy=None) -> None:
+        """Replace the costs λ, the bias bounds ξ and/or σ² during a run (the tuner's hook).
+
+        The tuner's costs are running estimates of measured seconds and its ξ
+        and σ are estimated, grown when violated, or pooled online; the
+        learner state (gains, ω̃, tracking sums) is kept and every later
+        gradient, tracking step and GLR test uses the new values [RECON].
+
+        Effect on the guarantee: costs enter only the sampling rule (how cost
+        proportions become pull proportions, and the gains' scale), never the
+        stopping test, so they change the cost of a run, not its correctness.
+        The GLR test at time t is a valid δ-test when the ξ and σ in force at t
+        are valid: a larger ξ or σ makes the statistic smaller (the same test,
+        more conservative); a test passed under a bound that was too small
+        cannot be undone.
+
+        Parameters
+        ----------
+        costs : array-like of shape (M,), optional
+            Strictly increasing per-fidelity costs.
+        xi : array-like of shape (M,), optional
+            Strictly decreasing bias bounds ending in 0.
+        variance_proxy : float or array-like of shape (M,), optional
+            New σ², or one per fidelity: the KL terms of fidelity m then use
+            σ_m² (weights ``σ²/σ_m²`` with ``σ² = max_m σ_m²``).
+        """
+        if costs is not None:
+            self.costs = check_costs(costs, "costs", self.n_fidelities)
+            self.lam_ = self.costs[self.fids_]
+        if xi is not None:
+            self.xi = check_bias(xi, "xi", self.n_fidelities)
+            self.xi_ = self.xi[self.fids_] - self.xi[self.fids_[-1]]
+            self.glr.xi = self.xi_
+        if variance_proxy is not None:
+            if np.ndim(variance_proxy) == 0:
+                self.variance_proxy = check_positive(variance_proxy, "variance_proxy")
+                self.scale_ = None
+            else:
+                per = np.asarray(variance_proxy, dtype=float)
+                if per.shape != (self.n_fidelities,) or not np.all(np.isfinite(per)) \
+                        or np.any(per <= 0):
+                    raise ValueError(f"variance_proxy must be a positive number or one per "
+                                     f"fidelity ({self.n_fidelities}); got {variance_proxy!r}")
+                self.variance_proxy = float(per.max())
+                self.scale_ = self.variance_proxy / per[self.fids_]
+            self.sigma = float(np.sqrt(self.variance_proxy))
+            self.glr.sigma = self.sigma
 
     def _fidelities(self) -> np.ndarray:
         """Fidelities the policy pulls (all of them for MF-GRAD)."""
@@ -159,33 +271,18 @@ class MFGRAD(Policy):
         if zero.any():
             k, j = np.unravel_index(int(np.argmax(zero)), zero.shape)
             return int(k), int(j)
-        t = float(asked.sum()) + 1.0
+        t = np.array([float(asked.sum()) + 1.0])
         self._learner_update()
-        w = self.omega_ / self.lam_
-        pi = w / w.sum()
-        gamma = 1.0 / (4.0 * np.sqrt(t))
-        self.tracking_ += ((1.0 - gamma) * pi + gamma / pi.size).T
-        j, k = np.unravel_index(int(np.argmax(self.tracking_ - asked)), asked.shape)
-        return int(k), int(j)
+        k, j = track(self.omega_[None], self.lam_, t, self.tracking_[None], asked[None])
+        return int(k[0]), int(j[0])
 
     def _learner_update(self) -> None:
         """Feed the sub-gradient at ω̃ to the exponential weights; ω̃ becomes the new action."""
-        mu = self._means_km()
-        w = self.omega_ / self.lam_
-        _, i, b, th_i, th_b = characteristic_value(mu, w, self.xi_, self.sigma)
-        g = np.zeros_like(self.gains_)
-        g[i] = gaussian_kl(mu[i], th_i, self.sigma) / self.lam_
-        g[b] = gaussian_kl(mu[b], th_b, self.sigma) / self.lam_
-        low = slice(0, self.lam_.size - 1)
-        g[b, low][th_b[-1] <= mu[b, low] + self.xi_[low]] = 0.0
-        g[i, low][th_i[-1] >= mu[i, low] - self.xi_[low]] = 0.0
-        g /= w.sum()  # times c̄ = 1 / Σ ω̃/λ, the expected cost of one pull
-        self.gains_ += g
+        g = gradient_gains(self._means_km()[None], self.omega_[None], self.lam_, self.xi_,
+                           self.sigma, self.scale_)
+        self.gains_ += g[0]
         self.n_gradients_ += 1
-        lr = self.current_learning_rate()
-        z = lr * (self.gains_ - self.gains_.max())
-        e = np.exp(z)
-        self.omega_ = e / e.sum()
+        self.omega_ = exp_weights(self.gains_[None], self.current_learning_rate())[0]
 
     def current_learning_rate(self) -> float:
         """``η_n``: the constant, or ``1/sqrt(n+1)`` after ``n`` gradients [code]."""
@@ -198,7 +295,8 @@ class MFGRAD(Policy):
         if not self.stopping:
             return
         counts = self.stats.counts[self.fids_].T
-        stop, value, beta, arm = self.glr.test(counts, self._means_km())
+        info = counts if self.scale_ is None else counts * self.scale_
+        stop, value, beta, arm = self.glr.test(info, self._means_km(), t=float(counts.sum()))
         self.glr_value_, self.glr_threshold_, self.glr_arm_ = value, beta, arm
         self.stopped_ = stop
 

@@ -36,9 +36,16 @@ def test_bound_sigma_and_lucb_view(data_dir):
     assert kind == "bernoulli-envelope" and sigma == pytest.approx(0.3)
     forever = [i for i in load_family("mfgrad", data_dir)[0] if i.name == "forever"][0]
     assert forever.mu_tilde == (0.6, 0.5)
-    view, m1, m2, clip = lucb_view(forever)
-    assert not clip and view.sigma == 0.5 and (m1 + m2) / 2 == pytest.approx(0.5)
+    view, m1, m2, clip, kw = lucb_view(forever)
+    assert not clip and view.sigma == 0.5 and (m1 + m2) / 2 == pytest.approx(0.5) and not kw
     assert m1 - m2 == pytest.approx(0.05)  # (0.6 - 0.5) / (2σ), σ = 1
+    # the MF-GRAD authors' constants: s = sqrt(2)σ, f-UCB bonus 1/s, commit threshold / sqrt(2)
+    view, m1, m2, _, kw = lucb_view(forever, "authors")
+    assert m1 - m2 == pytest.approx(0.1 / np.sqrt(2))
+    assert kw == {"fucb_bonus": pytest.approx(1 / np.sqrt(2)),
+                  "commit_factor": pytest.approx(1 / np.sqrt(2))}
+    with pytest.raises(ValueError, match="convention"):
+        lucb_view(forever, "other")
 
 
 def test_cells_against_the_bound(data_dir):
@@ -88,6 +95,8 @@ def test_cli_help_and_errors(data_dir):
         (["lower-bound", "--delta", "2"], "--delta"),
         (["lower-bound", "--runs", "1"], "--runs"),
         (["lower-bound", "--max-pulls", "0"], "--max-pulls"),
+        (["lower-bound", "--learning-rate", "x"], "--learning-rate"),
+        (["lower-bound", "--learning-rate", "0"], "--learning-rate"),
         (["lower-bound", "--families", "wang", "--instances", "nope"], "--instances"),
         (["mfgrad-paper"], "--instance-dir"),
         (["mfgrad-paper", "--instance-dir", str(data_dir), "--parts", "x"], "--parts"),
@@ -104,11 +113,13 @@ def test_cli_mfgrad_paper_json(data_dir):
                                     "--forever-runs", "1", "--forever-cap", "3000", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
-    assert [c["policy"] for c in out["cost"]] == ["MF-GRAD", "MF-GRAD-CONST", "GRAD", "IISE"]
+    assert [c["policy"] for c in out["cost"]] == ["MF-GRAD", "MF-GRAD-CONST", "GRAD", "IISE",
+                                                  "IISE-code"]
     assert all(c["mean_cost"] > 0 for c in out["cost"])
     props = out["proportions"]["policies"]["MF-GRAD"]["10000"]
     assert np.isclose(np.sum(props["mean"]), 1.0)
-    assert [r["policy"] for r in out["forever"]] == ["LUCB-A", "LUCB-B", "LUCB-top"]
+    assert [(r["convention"], r["policy"]) for r in out["forever"]] == [
+        (c, p) for c in ("authors", "wang") for p in ("LUCB-A", "LUCB-B", "LUCB-top")]
     assert out["forever"][0]["stopped"] == 0  # Explore-A does not stop on "forever"
 
 

@@ -256,6 +256,17 @@ def test_vectorised_diagnostics_match_policy():
         simulate_lucb_batch(env, 2, procedure="C", committed=[0] * 5)
 
 
+def test_commit_factor_same_on_both_paths_and_commits_sooner():
+    """EXPLORE-B with a scaled commit threshold (the MF-GRAD authors' constants) decides alike
+    on the simulator and the policy."""
+    env = wang_table2()
+    _assert_batch_equals_ask_tell(env, "B", 7, commit_factor=1 / np.sqrt(2), **MU)
+    pol = MultiFidelityLUCB(env.n_arms, env.costs, env.xi, 0.2, "B", commit_factor=0.5, **MU)
+    assert pol.commit_factor == 0.5
+    with pytest.raises(ValueError, match="commit_factor"):
+        MultiFidelityLUCB(env.n_arms, env.costs, env.xi, 0.2, "B", commit_factor=0.0, **MU)
+
+
 @pytest.mark.parametrize("proc", ["A", "B", "C"])
 def test_vectorised_gaussian_runs_equal_ask_tell(proc):
     """Gaussian rewards (unclipped, rescaled to σ = 1/2): same pulls, bits and answers."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -117,17 +116,39 @@ def test_grad_pulls_only_the_top_fidelity():
     assert p.summary().pulls_per_fidelity[0] == 0
 
 
-def test_decision_time_per_pull_on_4x5(data_dir):
-    mu, costs, xi, sigma = instance(data_dir, "4x5")
-    p = MFGRAD(4, costs, xi, 0.01, sigma**2, learning_rate=0.25, stopping=True)
-    rng = np.random.default_rng(0)
-    n, start = 0, time.perf_counter()
-    while not p.done and n < 300:
-        pulls = p.ask()
-        p.tell(pulls, rng.normal(mu[pulls.arms, pulls.fidelities], sigma))
-        n += 1
-    per_pull = (time.perf_counter() - start) / n
-    assert per_pull < 0.01  # measured ~0.6 ms (the authors' Python: ~15 ms)
+def test_update_bounds_common_sigma_keeps_the_decisions():
+    # σ_m = σ for every fidelity: the weights σ²/σ_m² are exactly 1, so the run is the same
+    a = MFGRAD(3, COSTS, XI, 0.05, SIGMA**2, learning_rate=0.25)
+    b = MFGRAD(3, COSTS, XI, 0.05, SIGMA**2, learning_rate=0.25)
+    b.update_bounds(variance_proxy=np.full(2, SIGMA**2))
+    assert simulate(a, MU, SIGMA, seed=4) == simulate(b, MU, SIGMA, seed=4)
+    assert a.summary().to_dict() == b.summary().to_dict()
+
+
+def test_update_bounds_sigma_costs_and_xi():
+    p = MFGRAD(3, COSTS, XI, 0.05, SIGMA**2, learning_rate=0.25)
+    asked = p.ask(6)
+    p.tell(asked, MU[asked.arms, asked.fidelities] + 0.01)
+    p.tell(p.ask(), [0.5])
+    value = p.glr_value_
+    # four times the variance everywhere: the GLR statistic (a sum of squares / 2σ²) is 1/4
+    p.update_bounds(variance_proxy=4 * SIGMA**2)
+    p.tell(p.ask(), [0.5])
+    counts = p.stats.counts.T
+    ref = GLRStopping(3, XI, 2 * SIGMA, 0.05).statistic(counts, p._means_km())[0]
+    assert p.glr_value_ == pytest.approx(ref) and p.glr_value_ < value
+    # a noisier fidelity 0 counts for less: same as its counts scaled by σ²/σ_0²
+    p.update_bounds(variance_proxy=[4 * SIGMA**2, SIGMA**2])
+    assert p.sigma == pytest.approx(2 * SIGMA)
+    np.testing.assert_allclose(p.scale_, [1.0, 4.0])
+    p.update_bounds(costs=[0.5, 1.0], xi=[0.2, 0.0])
+    assert p.lam_.tolist() == [0.5, 1.0] and p.glr.xi.tolist() == [0.2, 0.0]
+    simulate(p, MU, SIGMA, seed=5)
+    assert p.done and p.recommend() == 1
+    for bad in ({"costs": [1.0, 0.5]}, {"xi": [0.0, 0.1]}, {"variance_proxy": [1.0]},
+                {"variance_proxy": -1.0}):
+        with pytest.raises(ValueError):
+            p.update_bounds(**bad)
 
 
 def test_thresholds():

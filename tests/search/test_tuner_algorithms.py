@@ -44,6 +44,23 @@ def test_lucb_algorithms_search_the_candidates(data, algorithm):
     assert t.best_index_ in set(np.asarray(t.pulls_["candidate"])[search])
 
 
+def test_mf_grad_runs_in_the_tuner_with_estimated_bounds(data):
+    t = _fit_six(data, "mf-grad", 60)
+    assert t.algorithm_ == "mf-grad" and t.n_pulls_ == 60
+    pol = t.policy_
+    # the tuner's pooled per-fidelity σ and measured costs reached the policy
+    assert pol.scale_ is not None and pol.scale_.min() == pytest.approx(1.0)  # σ² = max σ_m²
+    assert np.all(np.diff(pol.lam_) > 0) and pol.n_gradients_ > 0
+    search = np.asarray(t.pulls_["phase"]) == "search"
+    cand = np.asarray(t.pulls_["candidate"])[search]
+    fid = np.asarray(t.pulls_["fidelity"])[search]
+    # MF-GRAD's initial round: every (candidate, fidelity) pulled
+    n_fid = len(pol.costs)
+    assert set(zip(cand.tolist(), fid.tolist(), strict=True)) == {(k, m) for k in range(6)
+                                                     for m in range(n_fid)}
+    assert 0 <= t.best_index_ < 6
+
+
 @pytest.mark.parametrize("algorithm", ["mf-gp-ucb", "gp-ucb"])
 def test_gp_algorithms_propose_new_candidates(data, algorithm):
     X, y = data
