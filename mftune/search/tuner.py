@@ -14,8 +14,8 @@ from sklearn.utils import assert_all_finite, check_random_state, get_tags
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import indexable
 
+from ..engine.candidates import initial_design, resolve_adaptive, resolve_wave_size
 from ..engine.search import Search, level_is_number, raise_if_all_failed
-from ..engine.waves import initial_design, resolve_adaptive, resolve_wave_size
 from ..fidelity import min_subset_size, n_samples_schedule
 from ..policies import registry as algorithms
 from ..space import Space

@@ -8,8 +8,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from mftune import MFTuner, Real
 from mftune.engine import waves
+from mftune.engine.candidates import initial_design, resolve_adaptive
 from mftune.engine.surrogate import propose
-from mftune.engine.waves import initial_design, resolve_adaptive, wave_delta
+from mftune.engine.waves import wave_delta
 from mftune.space import Integer, Space
 
 CENTRE = np.array([0.73, 0.27])
