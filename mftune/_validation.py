@@ -19,6 +19,7 @@ __all__ = [
     "check_positive",
     "check_probability",
     "check_theta",
+    "check_variance_proxy",
     "dominated_fidelities",
 ]
 
@@ -81,6 +82,25 @@ def check_batch_size(value, name: str = "batch_size") -> int:
             or value < 1):
         raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
     return int(value)
+
+
+def check_variance_proxy(value, n_fidelities: int) -> tuple[float, np.ndarray | None]:
+    """A sub-Gaussian σ²: one positive number, or one per fidelity.
+
+    Returns
+    -------
+    variance_proxy : float
+        The number, or the largest of the per-fidelity values.
+    per_fidelity : ndarray of shape (n_fidelities,) or None
+        The per-fidelity values (``None`` for one number).
+    """
+    if np.ndim(value) == 0:
+        return check_positive(value, "variance_proxy"), None
+    per = np.asarray(value, dtype=float)
+    if per.shape != (n_fidelities,) or not np.all(np.isfinite(per)) or np.any(per <= 0):
+        raise ValueError(f"variance_proxy must be a positive number or one per "
+                         f"fidelity ({n_fidelities}); got {value!r}")
+    return float(per.max()), per
 
 
 def check_costs(costs, name: str = "costs", n_fidelities: int | None = None) -> np.ndarray:

@@ -17,7 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_batch_size, check_bias, check_costs, check_delta, check_positive
+from .._validation import (
+    check_batch_size,
+    check_bias,
+    check_costs,
+    check_delta,
+    check_positive,
+    check_variance_proxy,
+)
 from ..radii import iise_radius, mixture_radius, phase_length
 from .base import ArmStats, Policy, Pulls
 
@@ -489,17 +496,8 @@ class PhasedElimination(Policy):
         if costs is not None:
             self.costs = check_costs(costs, "costs", self.n_fidelities)
         if variance_proxy is not None:
-            if np.ndim(variance_proxy) == 0:
-                self.variance_proxy = check_positive(variance_proxy, "variance_proxy")
-                self.fidelity_variance_ = None
-            else:
-                per = np.asarray(variance_proxy, dtype=float)
-                if per.shape != (self.n_fidelities,) or not np.all(np.isfinite(per)) \
-                        or np.any(per <= 0):
-                    raise ValueError(f"variance_proxy must be a positive number or one per "
-                                     f"fidelity ({self.n_fidelities}); got {variance_proxy!r}")
-                self.fidelity_variance_ = per
-                self.variance_proxy = float(per.max())
+            self.variance_proxy, self.fidelity_variance_ = check_variance_proxy(
+                variance_proxy, self.n_fidelities)
             self.__dict__.pop("_radius_cache", None)
         bias = self._current_bias()
         if xi is not None:

@@ -23,7 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_batch_size, check_bias, check_costs, check_delta, check_positive
+from .._validation import (
+    check_batch_size,
+    check_bias,
+    check_costs,
+    check_delta,
+    check_positive,
+    check_variance_proxy,
+)
 from .base import Policy, Pulls
 from .glr import GLRStopping
 from .lower_bound import characteristic_values, gaussian_kl
@@ -217,17 +224,8 @@ class MFGRAD(Policy):
             self.xi_ = self.xi[self.fids_] - self.xi[self.fids_[-1]]
             self.glr.xi = self.xi_
         if variance_proxy is not None:
-            if np.ndim(variance_proxy) == 0:
-                self.variance_proxy = check_positive(variance_proxy, "variance_proxy")
-                self.scale_ = None
-            else:
-                per = np.asarray(variance_proxy, dtype=float)
-                if per.shape != (self.n_fidelities,) or not np.all(np.isfinite(per)) \
-                        or np.any(per <= 0):
-                    raise ValueError(f"variance_proxy must be a positive number or one per "
-                                     f"fidelity ({self.n_fidelities}); got {variance_proxy!r}")
-                self.variance_proxy = float(per.max())
-                self.scale_ = self.variance_proxy / per[self.fids_]
+            self.variance_proxy, per = check_variance_proxy(variance_proxy, self.n_fidelities)
+            self.scale_ = None if per is None else self.variance_proxy / per[self.fids_]
             self.sigma = float(np.sqrt(self.variance_proxy))
             self.glr.sigma = self.sigma
 
