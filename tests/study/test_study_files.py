@@ -109,7 +109,7 @@ def test_status_report_export_read_every_tuner_study(data, tmp_path, kw):
     path = tmp_path / "t.db"
     base = dict(estimator=LogisticRegression(solver="liblinear"),
                 space={"C": Real(1e-4, 1e2, log=True)}, n_candidates=8, cv=3,
-                fidelities=[40, 90, 200], random_state=0, storage=path)
+                fidelities=[40, 90, 200], random_state=0, storage=path, max_pulls=150)
     t = MFTuner(**{**base, **kw}).fit(X, y)
     res = invoke("status", path, "--json")
     assert res.exit_code == 0, res.output
