@@ -31,6 +31,12 @@ def _counts(n) -> np.ndarray:
     return np.asarray(n, dtype=float)
 
 
+def _radius_out(out: np.ndarray, counts: np.ndarray):
+    """``out`` with ``inf`` where the count is zero, as a float for a scalar count."""
+    out = np.where(counts > 0, out, np.inf)
+    return out if out.ndim else float(out)
+
+
 def iise_radius(t, delta: float, sigma2: float = 1.0):
     """IISE's anytime confidence radius ``B(t, δ) = sqrt(2σ² log(4t²/δ) / t)``.
 
@@ -55,8 +61,7 @@ def iise_radius(t, delta: float, sigma2: float = 1.0):
     t = _counts(t)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.sqrt(2.0 * sigma2 * np.log(4.0 * t * t / delta) / t)
-    out = np.where(t > 0, out, np.inf)
-    return out if out.ndim else float(out)
+    return _radius_out(out, t)
 
 
 def mixture_radius(t, delta: float, sigma2: float = 1.0, rho: float = 1.0):
@@ -92,8 +97,7 @@ def mixture_radius(t, delta: float, sigma2: float = 1.0, rho: float = 1.0):
     t = _counts(t)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.sqrt(sigma2 * (t + rho) * np.log((t + rho) / (rho * delta * delta))) / t
-    out = np.where(t > 0, out, np.inf)
-    return out if out.ndim else float(out)
+    return _radius_out(out, t)
 
 
 def lucb_radius(n, t, delta: float, n_arms: int, n_fidelities: int, L: float | None = None):
@@ -122,8 +126,7 @@ def lucb_radius(n, t, delta: float, n_arms: int, n_fidelities: int, L: float | N
     t = max(float(t), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.sqrt(np.log(L * t**4 / delta) / n)
-    out = np.where(n > 0, out, np.inf)
-    return out if out.ndim else float(out)
+    return _radius_out(out, n)
 
 
 def hoeffding_radius(n, delta: float, value_range: float = 1.0):
@@ -136,8 +139,7 @@ def hoeffding_radius(n, delta: float, value_range: float = 1.0):
     n = _counts(n)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = value_range * np.sqrt(np.log(2.0 / delta) / (2.0 * n))
-    out = np.where(n > 0, out, np.inf)
-    return out if out.ndim else float(out)
+    return _radius_out(out, n)
 
 
 def phase_length(threshold: float, radius) -> float:
@@ -298,8 +300,7 @@ def mf_ucb_radius(n, t, rho: float, psi: str = "sub-gaussian", sigma: float = 1.
     logt = np.log(max(float(t), 1.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         out = psi_inverse(rho * logt / n, psi, sigma)
-    out = np.where(n > 0, out, np.inf)
-    return out if out.ndim else float(out)
+    return _radius_out(out, n)
 
 
 def ugape_radius(n, t, *, budget_a: float | None = None, delta: float | None = None,
@@ -334,5 +335,4 @@ def ugape_radius(n, t, *, budget_a: float | None = None, delta: float | None = N
         else:
             s = max(float(t) - 1.0, 1.0)
             out = value_range * np.sqrt(c * np.log(4.0 * n_arms * s**3 / delta) / n)
-    out = np.where(n > 0, out, np.inf)
-    return out if out.ndim else float(out)
+    return _radius_out(out, n)

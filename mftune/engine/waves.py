@@ -51,7 +51,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..policies import registry as algorithms
-from ..policies.base import ArmStats, PolicySummary, Pulls
+from ..policies.base import ArmStats, Policy, Pulls
 from .surrogate import SURROGATES, propose
 
 __all__ = ["MAX_WAVES", "WAVE_ALGORITHMS", "Waves", "make_waves", "wave_delta"]
@@ -285,14 +285,10 @@ class Waves:
                 "finished": self.finished_, "worth": last.get("worth"),
                 "incumbent_score": last.get("incumbent_score")}
 
-    def summary(self) -> PolicySummary:
-        return PolicySummary(
-            pulls_per_fidelity=self.stats.counts.sum(axis=1),
-            cost_per_fidelity=self.stats.cost.sum(axis=1),
-            eliminated_round=self.eliminated_round.copy(),
-            eliminated_fidelity=self.eliminated_fidelity.copy(),
-            n_rounds=self.n_rounds, recommendation=self.recommend(), done=self.done,
-            extra={"waves": list(self.waves_), "finished": self.finished_})
+    summary = Policy.summary  # pulls, costs and the elimination record of every candidate
+
+    def _summary_extra(self) -> dict:
+        return {"waves": list(self.waves_), "finished": self.finished_}
 
     # -- protocol -----------------------------------------------------------------------
     def ask(self, n: int | None = None) -> Pulls:
