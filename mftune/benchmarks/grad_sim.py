@@ -148,6 +148,7 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
     eta = np.zeros((R, 2))  # their top means there
     n_pulls = 0
     n_grad = 0
+    solved = None  # the next gradient's characteristic values, solved with the GLR statistic
     while ids.size:
         rows = np.arange(ids.size)
         if n_pulls < len(init):
@@ -155,7 +156,8 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
             k, j = np.full(ids.size, k0), np.full(ids.size, j0)
         else:
             mu = np.swapaxes(sums / counts, 1, 2)
-            gains += gradient_gains(mu, omega, lam, xi, sigma)
+            gains += gradient_gains(mu, omega, lam, xi, sigma, solution=solved)
+            solved = None
             n_grad += 1
             lr = policy.learning_rate if policy.learning_rate is not None \
                 else 1.0 / np.sqrt(n_grad + 1.0)
@@ -187,9 +189,16 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
                     bound = pair_upper_bound(mu[cand, ia], w[cand, ia], mu[cand, ib],
                                              w[cand, ib], xi, sigma, eta[cand, 0], eta[cand, 1])
                     solve[cand[bound < beta * (1.0 - 1e-9)]] = False
+            if excess:
+                both = characteristic_values(mu[solve], w[solve], xi, sigma, excess=True)
+            else:  # the next gradient's problem (same means, weights ω̃/λ) in the same call
+                both = characteristic_values(np.concatenate([mu[solve], mu]),
+                                             np.concatenate([w[solve], omega / lam]), xi, sigma)
+                n_solve = int(solve.sum())
+                solved = tuple(x[n_solve:] for x in both)
+                both = tuple(x[:n_solve] for x in both)
             if solve.any():
-                value, arm[solve], bb, th_i, th_b = characteristic_values(
-                    mu[solve], w[solve], xi, sigma, excess=excess)
+                value, arm[solve], bb, th_i, th_b = both
                 stop[solve] = value >= beta
                 last[solve] = np.stack([arm[solve], bb], axis=1)
                 eta[solve] = np.stack([th_i[:, -1], th_b[:, -1]], axis=1)
@@ -204,6 +213,8 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
             keep = ~done
             ids, counts, sums, gains, omega, tracking, U, last, eta = (
                 x[keep] for x in (ids, counts, sums, gains, omega, tracking, U, last, eta))
+            if solved is not None:
+                solved = tuple(x[keep] for x in solved)
     for n, (rid, c) in list(snaps.items()):
         full = out_counts.copy()
         full[rid] = c

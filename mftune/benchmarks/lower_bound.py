@@ -481,16 +481,47 @@ def fill_cell(cell: Cell, recs, inst: Instance, bound: BoundInfo | None, max_pul
 GRAD_LEARNING_RATE = 0.25
 
 
+def _weight(policy: str, inst: Instance, bound: BoundInfo) -> float:
+    """A rough guess of a cell's run time, to start the slowest cells first.
+
+    The pull-by-pull policies go first, ordered by the bound's pulls at the cheapest
+    fidelity times the size of their per-pull problem; the elimination policies
+    (vectorised rounds) follow, by the number of arms.
+    """
+    env = inst.env
+    if policy in ELIMINATION:
+        return float(env.n_arms)
+    c_star = bound.c_star if bound is not None and bound.c_star is not None else 1.0
+    size = env.n_arms * env.n_fidelities if policy == "MF-GRAD" else env.n_arms
+    return 1e6 + c_star / float(env.costs[0]) * size
+
+
 def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jobs=None,
               max_pulls=10**6, bounds=None, learning_rate=GRAD_LEARNING_RATE) -> list[Cell]:
     """Every (instance, policy) cell; ``bounds`` maps instance name -> BoundInfo.
 
     ``learning_rate`` is GRAD's and MF-GRAD's (:data:`GRAD_LEARNING_RATE`).
+    With several workers (``n_jobs``) the cells, not the runs of a cell, are
+    spread over them, the slowest first (:func:`_weight`): one long cell then
+    runs beside all the others instead of holding every worker up. The runs
+    and their results do not depend on ``n_jobs``. Cells come back in
+    (instance, policy) order.
     """
     bounds = bounds if bounds is not None else {i.name: instance_bound(i.env) for i in instances}
-    return [run_cell(p, inst, delta, n_runs, seed, n_jobs, max_pulls, bounds[inst.name],
-                     learning_rate=learning_rate if p in ("GRAD", "MF-GRAD") else None)
-            for inst in instances for p in policies]
+    tasks = [(p, inst) for inst in instances for p in policies]
+    jobs = [delayed(run_cell)(p, inst, delta, n_runs, seed, 1, max_pulls, bounds[inst.name],
+                              learning_rate=learning_rate if p in ("GRAD", "MF-GRAD") else None)
+            for p, inst in tasks]
+    workers = 1 if n_jobs in (None, 1) else effective_n_jobs(n_jobs)
+    if workers == 1:
+        return [fn(*a, **k) for fn, a, k in jobs]
+    order = sorted(range(len(tasks)),
+                   key=lambda t: -_weight(tasks[t][0], tasks[t][1], bounds[tasks[t][1].name]))
+    done = Parallel(n_jobs=workers, pre_dispatch="n_jobs")(jobs[t] for t in order)
+    cells: list = [None] * len(tasks)
+    for t, cell in zip(order, done, strict=True):
+        cells[t] = cell
+    return cells
 
 
 def summarise(cells: list[Cell]) -> list[dict]:

@@ -127,7 +127,8 @@ def _plot(plot_file, per_delta, instances, bounds):
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Run r draws its noise from (seed, r); seeds the mfucb instances.")
 @click.option("--n-jobs", default=1, show_default=True, type=int,
-              help="joblib workers over runs (-1 = all cores).")
+              help="joblib workers over the cells, the slowest started first (-1 = all "
+                   "cores); results do not depend on it.")
 @click.option("--learning-rate", "learning_rate", default=str(GRAD_LEARNING_RATE),
               show_default=True,
               help="GRAD's and MF-GRAD's learning rate: a constant (0.25 = MF-GRAD-CONST, the "
@@ -171,12 +172,13 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
         loaded = {f: ([i for i in insts if i.name in keep], note)
                   for f, (insts, note) in loaded.items()}
     start = time.perf_counter()
-    out, texts, all_cells, plot_sets = [], [], [], []
+    every = [i for fam in fams for i in loaded[fam][0]]
+    bounds = {i.name: instance_bound(i.env) for i in every}
+    all_cells = run_cells(every, pols, delta, runs, seed, n_jobs, max_pulls, bounds, lr)
+    out, texts = [], []
     for fam in fams:
         instances, note = loaded[fam]
-        bounds = {i.name: instance_bound(i.env) for i in instances}
-        cells = run_cells(instances, pols, delta, runs, seed, n_jobs, max_pulls, bounds, lr)
-        all_cells += cells
+        cells = [c for c in all_cells if c.family == fam]
         out.append({"family": fam, "note": note,
                     "instances": [{"name": i.name, "K": i.env.n_arms, "M": i.env.n_fidelities,
                                    "mu_tilde": list(i.mu_tilde), "bound": bounds[i.name].__dict__}
@@ -184,7 +186,6 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
                     "cells": [c.to_dict() for c in cells]})
         texts.append(format_family(fam, instances, bounds, cells, note) if instances
                      else f"\n== family {fam}: {note}")
-        plot_sets.append((instances, bounds, cells))
     summary = summarise(all_cells)
     wall = time.perf_counter() - start
     if as_json:
@@ -201,13 +202,11 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
         click.echo(format_summary(summary))
         click.echo(f"total wall time: {wall:.1f} s")
     if plot_file:
-        instances = [i for s in plot_sets for i in s[0]]
-        bounds = {k: v for s in plot_sets for k, v in s[1].items()}
         per_delta = {delta: all_cells}
         for d in PLOT_DELTAS:
             if d != delta:
-                per_delta[d] = run_cells(instances, pols, d, runs, seed, n_jobs, max_pulls,
+                per_delta[d] = run_cells(every, pols, d, runs, seed, n_jobs, max_pulls,
                                          bounds, lr)
-        _plot(plot_file, per_delta, instances, bounds)
+        _plot(plot_file, per_delta, every, bounds)
         if not as_json:
             click.echo(f"figure written to {plot_file}")

@@ -30,6 +30,7 @@ on its segment (never "no candidate", zero weights handled) [RECON; fixes the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import linprog, minimize
@@ -84,6 +85,7 @@ _FEW_TERMS = 4
 def _argmin_onesided(W, R, S):
     """Minimise ``h(η) = Σ_j W_j ((S_j (η − R_j))₊)²`` along the last axis, exactly.
 
+    ``W`` and ``R`` have shape (..., J); the signs ``S`` (J,) are shared by every row.
     ``S_j = +1`` is a term increasing in η (zero left of ``R_j``), ``−1`` a
     decreasing one. Every row is assumed to have both kinds with the same
     breakpoints range, so the minimiser lies in ``[min R, max R]``: ``h'``
@@ -93,21 +95,18 @@ def _argmin_onesided(W, R, S):
     if R.shape[-1] <= _FEW_TERMS:
         return _argmin_candidates(W, R, S)
     order = np.argsort(R, axis=-1, kind="stable")
-    P = np.take_along_axis(R, order, axis=-1)
-    Ws = np.take_along_axis(W, order, axis=-1)
-    up = np.take_along_axis(S, order, axis=-1) > 0
+    P, Ws = np.take_along_axis(np.stack([R, W]), order[None], axis=-1)
+    up = S[order] > 0
     B = P.shape[-1]
     # h'(P_b)/2 = Σ_active W_j (P_b − R_j): increasing terms left of P_b, decreasing ones
-    # right of it (terms at R_j = P_b add 0 either way), by prefix and suffix sums.
+    # right of it (terms at R_j = P_b add 0 either way), by prefix and suffix sums (all
+    # four in one cumsum; the suffix sums reversed).
     wu, wd = np.where(up, Ws, 0.0), np.where(up, 0.0, Ws)
-    a_up = np.cumsum(wu, axis=-1)
-    c_up = np.cumsum(wu * P, axis=-1)
-    a_dn = np.flip(np.cumsum(np.flip(wd, axis=-1), axis=-1), axis=-1)
-    c_dn = np.flip(np.cumsum(np.flip(wd * P, axis=-1), axis=-1), axis=-1)
-    dh = P * (a_up + a_dn) - (c_up + c_dn)
+    sums = np.cumsum(np.stack([wu, wu * P, wd[..., ::-1], (wd * P)[..., ::-1]]), axis=-1)
+    dh = P * (sums[0] + sums[2, ..., ::-1]) - (sums[1] + sums[3, ..., ::-1])
     idx = np.clip(np.sum(dh < 0, axis=-1), 1, B - 1)[..., None]
-    lo = np.take_along_axis(P, idx - 1, axis=-1)
-    hi = np.take_along_axis(P, idx, axis=-1)
+    seg = np.take_along_axis(P, np.concatenate([idx - 1, idx], axis=-1), axis=-1)
+    lo, hi = seg[..., :1], seg[..., 1:]
     mid = 0.5 * (lo + hi)
     act = W * (S * (mid - R) > 0)
     den = act.sum(axis=-1, keepdims=True)
@@ -141,12 +140,25 @@ def _argmin_candidates(W, R, S):
             np.take_along_axis(h, best, axis=-1)[..., 0])
 
 
-def _column_terms(mu, w, xi):
-    """One-sided terms of ``g_k`` (without 1/2σ²): shapes (..., 2M)."""
-    R = np.concatenate([mu - xi, mu + xi], axis=-1)
-    W = np.concatenate([w, w], axis=-1)
-    S = np.concatenate([-np.ones_like(mu), np.ones_like(mu)], axis=-1)
-    return W, R, S
+@lru_cache(maxsize=64)
+def _signs(M: int, columns: int = 1) -> np.ndarray:
+    """Signs ``S`` of the one-sided terms of ``columns`` columns, shape (2M·columns,), read-only."""
+    out = np.tile(np.repeat([-1.0, 1.0], M), columns)
+    out.flags.writeable = False
+    return out
+
+
+def _column_terms(mu, w, xi, columns: int = 1):
+    """One-sided terms of ``g_k`` (without 1/2σ²): ``W``, ``R`` (..., 2M), ``S`` (2M,).
+
+    With ``columns=2``, ``mu`` and ``w`` are pairs ``(mu_i, mu_b)``, ``(w_i, w_b)``
+    and the terms of ``g_i + g_b`` come back, shapes (..., 4M).
+    """
+    if columns == 1:
+        mu, w = (mu,), (w,)
+    R = np.concatenate([x for m in mu for x in (m - xi, m + xi)], axis=-1)
+    W = np.concatenate([x for v in w for x in (v, v)], axis=-1)
+    return W, R, _signs(mu[0].shape[-1], columns)
 
 
 def _slope(mu, w, xi, eta):
@@ -195,17 +207,15 @@ def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma, minima=None):
     already known (each is the same computation as here).
     """
     s = 1.0 / (2.0 * sigma * sigma)
-    Wi, Ri, Si = _column_terms(mu_i, w_i, xi)
-    Wb, Rb, Sb = _column_terms(mu_b, w_b, xi)
+    W, R, S = _column_terms((mu_i, mu_b), (w_i, w_b), xi, columns=2)
     if minima is None:
-        x_i, g_i = _argmin_onesided(Wi, Ri, Si)
-        x_b, g_b = _argmin_onesided(Wb, Rb, Sb)
+        h = R.shape[-1] // 2
+        x_i, g_i = _argmin_onesided(W[..., :h], R[..., :h], S[:h])
+        x_b, g_b = _argmin_onesided(W[..., h:], R[..., h:], S[h:])
     else:
         x_i, g_i, x_b, g_b = minima
     # joint problem of every pair
-    eta, hmin = _argmin_onesided(np.concatenate([Wi, Wb], axis=-1),
-                                 np.concatenate([Ri, Rb], axis=-1),
-                                 np.concatenate([Si, Sb], axis=-1))
+    eta, hmin = _argmin_onesided(W, R, S)
     # crossed (every minimiser of g_i above every minimiser of g_b) iff g_b' >= 0 at η_J
     crossed = _slope(mu_b, w_b, xi, eta) >= 0.0
     apart = g_i + g_b
@@ -231,18 +241,24 @@ def feasible_best(mu, xi):
     return feasible & unique, a
 
 
-def best_pair_values(mu, w, xi, sigma, a):
+def best_pair_values(mu, w, xi, sigma, a, minima=None):
     """:func:`pair_values` of the pairs ``(a_r, b)``, ``b ≠ a_r`` in increasing order, per run.
 
     ``a`` has shape (R,); returns arrays with P = K − 1 pairs per run and the
-    challengers (R, K − 1).
+    challengers (R, K − 1). ``minima``, optional: every column's own minimiser
+    and minimum ``(x, g)``, shapes (R, K), when already known.
     """
     R, K = mu.shape[0], mu.shape[1]
     rows = np.arange(R)[:, None]
     others = np.argsort(np.arange(K)[None, :] == a[:, None], axis=1, kind="stable")[:, :K - 1]
     mu_a = np.broadcast_to(mu[rows[:, 0], a][:, None, :], (R, K - 1, mu.shape[2]))
     w_a = np.broadcast_to(w[rows[:, 0], a][:, None, :], (R, K - 1, mu.shape[2]))
-    return (*_pairs_of_columns(mu_a, w_a, mu[rows, others], w[rows, others], xi, sigma),
+    if minima is not None:
+        x, g = minima
+        shape = (R, K - 1)
+        minima = (np.broadcast_to(x[rows, a[:, None]], shape), np.broadcast_to(g[rows, a[:, None]],
+                  shape), x[rows, others], g[rows, others])
+    return (*_pairs_of_columns(mu_a, w_a, mu[rows, others], w[rows, others], xi, sigma, minima),
             others)
 
 
@@ -272,39 +288,60 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False):
     (R, M), (R, M). Every run is solved by the same element-wise expressions
     as a run alone, so a batch of one is the single-run computation.
 
-    Shortcut [RECON, exact]: when every column of a run is MF-feasible and its
-    top-fidelity best arm ``a`` is unique, every pair ``(i, a)`` with ``i ≠ a``
-    has value 0 (``a`` already beats ``i`` without moving), so
-    ``max_i min_b V(i, b) = max(min_b V(a, b), 0)``; if ``min_b V(a, b) > 0``
-    the answer is ``a`` and its first minimising challenger, from the K − 1
-    pairs ``(a, b)`` alone. Otherwise all K(K−1) pairs are solved.
+    Shortcut [RECON, exact]: let ``x_k``, ``g_k`` be each column's own
+    minimiser and minimum and ``a = argmax_k x_k`` (the arm with the best
+    projected top mean). First only the K − 1 pairs ``(a, b)`` are solved:
+    ``L = min_b V(a, b)``. Any other arm ``i`` with ``x_i <= x_a`` has
+    ``min_b V(i, b) <= V(i, a) = g_i + g_a`` (the unconstrained minimisers
+    are already in order; 0 for the GLR excess), so when that is below ``L``
+    (by a relative margin of 1e-9, against rounding) ``i`` cannot be the
+    maximising arm. When every other arm is so ruled out the answer is ``a``
+    and its first minimising challenger; otherwise all K(K−1) pairs of the
+    run are solved. With MF-feasible means (every ``g_k = 0``, ``x_k`` the top
+    mean) this is: the unique empirical best arm, whenever ``L > 0``.
     """
     R, K = mu.shape[0], mu.shape[1]
-    value = np.zeros(R)
-    istar = np.zeros(R, dtype=np.int64)
-    bhat = np.zeros(R, dtype=np.int64)
-    ti = np.zeros((R, mu.shape[2]))
-    tb = np.zeros((R, mu.shape[2]))
-    full = np.ones(R, dtype=bool)
-    if not excess:
-        fast, a = feasible_best(mu, xi)
-        if fast.any():
-            val, _, fti, ftb, others = best_pair_values(mu[fast], w[fast], xi, sigma, a[fast])
-            j = np.argmin(val, axis=1)
-            r = np.arange(j.size)
-            ok = val[r, j] > 0
-            idx = np.flatnonzero(fast)[ok]
-            value[idx], istar[idx], bhat[idx] = val[r, j][ok], a[idx], others[r, j][ok]
-            ti[idx], tb[idx] = fti[r, j][ok], ftb[r, j][ok]
-            full[idx] = False
+    if mu.shape[2] == 1:
+        return _single_fidelity_values(mu[..., 0], w[..., 0], sigma)
+    x, g = _argmin_onesided(*_column_terms(mu, w, xi))
+    a = np.argmax(x, axis=1)
+    r = np.arange(R)
+    val, exc, ti, tb, others = best_pair_values(mu, w, xi, sigma, a, (x, g))
+    v = exc if excess else val
+    j = np.argmin(v, axis=1)
+    value, istar, bhat, ti, tb = v[r, j], a, others[r, j], ti[r, j], tb[r, j]
+    bound = 0.0 if excess else (g + g[r, a][:, None]) / (2.0 * sigma * sigma)
+    ruled_out = (x <= x[r, a][:, None]) & (bound < value[:, None] * (1.0 - 1e-9))
+    ruled_out[r, a] = True
+    full = ~ruled_out.all(axis=1)
     if full.any():
         i, b = _all_pairs(K)
         val, exc, fti, ftb = pair_values(mu[full], w[full], xi, sigma, i, b)
         v, s_, p = max_min(exc if excess else val)
-        r = np.arange(p.size)
+        q = np.arange(p.size)
         value[full], istar[full], bhat[full] = v, s_, b[p]
-        ti[full], tb[full] = fti[r, p], ftb[r, p]
+        ti[full], tb[full] = fti[q, p], ftb[q, p]
     return value, istar, bhat, ti, tb
+
+
+def _single_fidelity_values(mu, w, sigma):
+    """:func:`characteristic_values` with one fidelity, in closed form; ``mu``, ``w`` (R, K).
+
+    ``V(i, b) = w_i w_b (µ_i − µ_b)₊² / (2σ² (w_i + w_b))``, the alternative
+    moving both to their weighted mean (the Gaussian GLR of Garivier &
+    Kaufmann 2016) [paper]; ``b`` already at or above ``i`` costs nothing and
+    moves nothing. Every column's own minimum is 0, so the GLR excess is the
+    same value.
+    """
+    i, b = _all_pairs(mu.shape[1])
+    mu_i, mu_b, w_i, w_b = mu[:, i], mu[:, b], w[:, i], w[:, b]
+    gap = np.maximum(mu_i - mu_b, 0.0)
+    value, istar, p = max_min(w_i * w_b / (w_i + w_b) * gap * gap / (2.0 * sigma * sigma))
+    r = np.arange(mu.shape[0])
+    mu_i, mu_b, w_i, w_b, moved = mu_i[r, p], mu_b[r, p], w_i[r, p], w_b[r, p], gap[r, p] > 0
+    eta = (w_i * mu_i + w_b * mu_b) / (w_i + w_b)
+    return (value, istar, b[p], np.where(moved, eta, mu_i)[:, None],
+            np.where(moved, eta, mu_b)[:, None])
 
 
 def max_min(v):

@@ -49,7 +49,7 @@ def _row_sum(x):
     return np.ascontiguousarray(x).reshape(x.shape[0], -1).sum(axis=1)
 
 
-def gradient_gains(mu, omega, lam, xi, sigma, scale=None):
+def gradient_gains(mu, omega, lam, xi, sigma, scale=None, solution=None):
     """Sub-gradient of ``F`` at ω̃ times ``c̄`` for every run, shape (R, K, M) [code].
 
     With ``w = ω̃/λ``: ``max_i min_{b≠i} V_w(i, b)`` at the means gives ``i*``,
@@ -58,11 +58,14 @@ def gradient_gains(mu, omega, lam, xi, sigma, scale=None):
     MF-infeasible µ̂ (the code's zeroing rule for ``m < M``), times
     ``c̄ = 1/Σ w`` (the expected cost of one pull). ``scale`` (M,), optional:
     ``σ²/σ_m²`` when fidelity m has its own noise level σ_m (its KL terms scale
-    so) [RECON]; None is a common σ.
+    so) [RECON]; None is a common σ. ``solution``, optional: the result of
+    ``characteristic_values(mu, w·scale, xi, sigma)`` when already computed
+    (the batch simulator solves it in one call with the GLR statistic).
     """
     w = omega / lam
-    info = w if scale is None else w * scale
-    _, i, b, th_i, th_b = characteristic_values(mu, info, xi, sigma)
+    if solution is None:
+        solution = characteristic_values(mu, w if scale is None else w * scale, xi, sigma)
+    _, i, b, th_i, th_b = solution
     rows = np.arange(mu.shape[0])
     mu_i, mu_b = mu[rows, i], mu[rows, b]
     g_i = gaussian_kl(mu_i, th_i, sigma) / lam

@@ -9,8 +9,10 @@ import pytest
 
 from mftune.policies.lower_bound import (
     characteristic_value,
+    characteristic_values,
     cost_lower_bound,
     cost_lower_bound_lp,
+    max_min,
     pair_values,
 )
 
@@ -129,3 +131,46 @@ def test_characteristic_value_feasible_means_uses_the_best_arm():
     mu = np.array([[0.4, 0.5], [0.5, 0.6], [0.45, 0.52]])
     value, i, b, _, _ = characteristic_value(mu, np.ones((3, 2)), np.array([0.1, 0.0]), 0.1)
     assert i == 1 and b == 2 and value > 0
+
+
+def test_one_fidelity_closed_form_equals_the_general_solver():
+    # M = 1 takes the closed form; the general pair solver (all pairs, max-min) must agree
+    rng = np.random.default_rng(1)
+    K = 5
+    i, b = np.nonzero(~np.eye(K, dtype=bool))
+    for _ in range(100):
+        mu = rng.normal(0.5, 0.2, size=(3, K, 1))
+        mu[0, 1] = mu[0, 3]  # a tie at the top
+        w = rng.exponential(size=(3, K, 1)) + 0.01
+        value, istar, bhat, ti, tb = characteristic_values(mu, w, np.zeros(1), 0.4)
+        val, _, th_i, th_b = pair_values(mu, w, np.zeros(1), 0.4, i, b)
+        v, s_, p = max_min(val)
+        np.testing.assert_allclose(value, v, rtol=1e-9, atol=1e-12)
+        assert np.array_equal(istar, s_) and np.array_equal(bhat, b[p])
+        r = np.arange(3)
+        np.testing.assert_allclose(ti, th_i[r, p], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(tb, th_b[r, p], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("excess", [False, True])
+def test_pruned_max_min_equals_all_pairs(excess):
+    # characteristic_values rules arms out by V(i, a) <= g_i + g_a; the answer must be the
+    # max-min over all K(K-1) pairs, on means inside and (mostly) outside the MF set
+    rng = np.random.default_rng(2)
+    K, M = 5, 3
+    xi = np.array([0.2, 0.1, 0.0])
+    i, b = np.nonzero(~np.eye(K, dtype=bool))
+    for spread in (0.0, 0.05, 0.3):
+        top = rng.uniform(0, 1, size=(40, K, 1))
+        mu = top + rng.uniform(-1, 1, size=(40, K, M)) * xi * 0.9
+        mu += rng.normal(0, spread, (40, K, M))
+        mu[..., -1:] = top
+        w = rng.exponential(size=(40, K, M)) + 0.01
+        value, istar, bhat, ti, tb = characteristic_values(mu, w, xi, 0.3, excess=excess)
+        val, exc, th_i, th_b = pair_values(mu, w, xi, 0.3, i, b)
+        v, s_, p = max_min(exc if excess else val)
+        np.testing.assert_allclose(value, v, rtol=1e-9, atol=1e-12)
+        assert np.array_equal(istar, s_) and np.array_equal(bhat, b[p])
+        r = np.arange(40)
+        np.testing.assert_allclose(ti, th_i[r, p], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(tb, th_b[r, p], rtol=1e-9, atol=1e-12)
