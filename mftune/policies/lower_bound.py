@@ -161,12 +161,6 @@ def _column_terms(mu, w, xi, columns: int = 1):
     return W, R, _signs(mu[0].shape[-1], columns)
 
 
-def _slope(mu, w, xi, eta):
-    """``g'(η)`` (times σ²) of columns ``mu``/``w`` (..., M) at ``eta`` (...)."""
-    e = eta[..., None]
-    return np.sum(w * (np.maximum(e - mu - xi, 0.0) - np.maximum(mu - xi - e, 0.0)), axis=-1)
-
-
 def pair_values(mu, w, xi, sigma, i, b):
     """Exact pair values ``V(i, b)``: the cheapest MF-feasible move making ``b`` beat ``i``.
 
@@ -205,25 +199,33 @@ def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma, minima=None):
 
     ``minima``: the columns' own minimisers and minima ``(x_i, g_i, x_b, g_b)`` when
     already known (each is the same computation as here).
+
+    A pair whose own minimisers are in order (``x_i <= x_b``) has ``V = g_i(x_i) +
+    g_b(x_b)``: that point is feasible and no pair of values does better. Only the
+    other pairs ("crossed") need the joint problem ``min_η g_i(η) + g_b(η)``, which
+    is then ``V`` (when the minimisers are unique; when they are intervals that
+    overlap, the joint minimum is again ``g_i + g_b``).
     """
     s = 1.0 / (2.0 * sigma * sigma)
-    W, R, S = _column_terms((mu_i, mu_b), (w_i, w_b), xi, columns=2)
     if minima is None:
-        h = R.shape[-1] // 2
-        x_i, g_i = _argmin_onesided(W[..., :h], R[..., :h], S[:h])
-        x_b, g_b = _argmin_onesided(W[..., h:], R[..., h:], S[h:])
+        x_i, g_i = _argmin_onesided(*_column_terms(mu_i, w_i, xi))
+        x_b, g_b = _argmin_onesided(*_column_terms(mu_b, w_b, xi))
     else:
         x_i, g_i, x_b, g_b = minima
-    # joint problem of every pair
-    eta, hmin = _argmin_onesided(W, R, S)
-    # crossed (every minimiser of g_i above every minimiser of g_b) iff g_b' >= 0 at η_J
-    crossed = _slope(mu_b, w_b, xi, eta) >= 0.0
     apart = g_i + g_b
-    value = np.where(crossed, hmin, apart) * s
-    eta_i = np.where(crossed, eta, x_i)[..., None]
-    eta_b = np.where(crossed, eta, x_b)[..., None]
-    theta_i = np.clip(mu_i, eta_i - xi, eta_i + xi)
-    theta_b = np.clip(mu_b, eta_b - xi, eta_b + xi)
+    value = apart * s
+    eta_i = np.array(x_i, dtype=float)
+    eta_b = np.array(x_b, dtype=float)
+    crossed = x_i > x_b
+    if crossed.any():
+        # the joint problem of the crossed pairs only
+        eta, hmin = _argmin_onesided(*_column_terms((mu_i[crossed], mu_b[crossed]),
+                                                    (w_i[crossed], w_b[crossed]), xi, columns=2))
+        value[crossed] = hmin * s
+        eta_i[crossed] = eta
+        eta_b[crossed] = eta
+    theta_i = np.clip(mu_i, eta_i[..., None] - xi, eta_i[..., None] + xi)
+    theta_b = np.clip(mu_b, eta_b[..., None] - xi, eta_b[..., None] + xi)
     excess = np.maximum(value - apart * s, 0.0)
     return value, excess, theta_i, theta_b
 
