@@ -155,12 +155,20 @@ def _slope(mu, w, xi, eta):
     return np.sum(w * (np.maximum(e - mu - xi, 0.0) - np.maximum(mu - xi - e, 0.0)), axis=-1)
 
 
-def pair_values(mu, w, xi, sigma, i, b):
+def pair_values(mu, w, xi, sigma, i, b, epsilon: float = 0.0):
     """Exact pair values ``V(i, b)``: the cheapest MF-feasible move making ``b`` beat ``i``.
 
     Valid for any ``mu`` (also outside the multi-fidelity set: the columns
     are then projected too) [code: ``solve_stop_problem_fast``; RECON: exact
     segment solver].
+
+    With ``epsilon = ε > 0`` the alternative must make ``b`` beat ``i`` by
+    more than ε at the top (``η_i + ε <= η_b``): the ε-GLR pair value of
+    ε-good answers [RECON]. The multi-fidelity set is invariant under a
+    shift of a whole column, so this is the plain pair value with ``b``'s
+    column moved down by ε (and ``b``'s alternative column moved back up).
+    For one fidelity (``ξ = [0]``) it is
+    ``(µ̂_i − µ̂_b + ε)²₊ / (2σ² (1/w_i + 1/w_b))``.
 
     Parameters
     ----------
@@ -171,6 +179,8 @@ def pair_values(mu, w, xi, sigma, i, b):
     sigma : float
     i, b : ndarray of int, shape (P,)
         The pairs (``i`` the arm to beat, ``b`` the challenger).
+    epsilon : float, default=0.0
+        The margin ε >= 0 by which ``b`` must beat ``i``.
 
     Returns
     -------
@@ -184,8 +194,19 @@ def pair_values(mu, w, xi, sigma, i, b):
     # single columns: their minima (projection on the MF set; 0 for a feasible column),
     # once per arm
     x, g = _argmin_onesided(*_column_terms(mu, w, xi))
-    return _pairs_of_columns(mu[..., i, :], w[..., i, :], mu[..., b, :], w[..., b, :], xi, sigma,
-                             (x[..., i], g[..., i], x[..., b], g[..., b]))
+    eps = _check_epsilon(epsilon)
+    value, excess, theta_i, theta_b = _pairs_of_columns(
+        mu[..., i, :], w[..., i, :], mu[..., b, :] - eps, w[..., b, :], xi, sigma,
+        (x[..., i], g[..., i], x[..., b] - eps, g[..., b]))
+    return value, excess, theta_i, theta_b + eps
+
+
+def _check_epsilon(epsilon) -> float:
+    """ε of the pair values: a finite number >= 0."""
+    eps = float(epsilon)
+    if not (np.isfinite(eps) and eps >= 0.0):
+        raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}")
+    return eps
 
 
 def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma, minima=None):
@@ -265,7 +286,7 @@ def _all_pairs(K):
     return i, b
 
 
-def characteristic_values(mu, w, xi, sigma, excess: bool = False):
+def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float = 0.0):
     """:func:`characteristic_value` of many runs at once: ``mu``, ``w`` of shape (R, K, M).
 
     Returns ``(value, i*, b̂, theta_i, theta_b)`` with shapes (R,), (R,), (R,),
@@ -277,8 +298,11 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False):
     has value 0 (``a`` already beats ``i`` without moving), so
     ``max_i min_b V(i, b) = max(min_b V(a, b), 0)``; if ``min_b V(a, b) > 0``
     the answer is ``a`` and its first minimising challenger, from the K − 1
-    pairs ``(a, b)`` alone. Otherwise all K(K−1) pairs are solved.
+    pairs ``(a, b)`` alone. Otherwise all K(K−1) pairs are solved. With
+    ``epsilon > 0`` (the ε pair values of :func:`pair_values`) the pairs
+    ``(i, a)`` need not vanish, so all pairs are solved.
     """
+    eps = _check_epsilon(epsilon)
     R, K = mu.shape[0], mu.shape[1]
     value = np.zeros(R)
     istar = np.zeros(R, dtype=np.int64)
@@ -286,7 +310,7 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False):
     ti = np.zeros((R, mu.shape[2]))
     tb = np.zeros((R, mu.shape[2]))
     full = np.ones(R, dtype=bool)
-    if not excess:
+    if not excess and eps == 0.0:
         fast, a = feasible_best(mu, xi)
         if fast.any():
             val, _, fti, ftb, others = best_pair_values(mu[fast], w[fast], xi, sigma, a[fast])
@@ -299,7 +323,7 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False):
             full[idx] = False
     if full.any():
         i, b = _all_pairs(K)
-        val, exc, fti, ftb = pair_values(mu[full], w[full], xi, sigma, i, b)
+        val, exc, fti, ftb = pair_values(mu[full], w[full], xi, sigma, i, b, eps)
         v, s_, p = max_min(exc if excess else val)
         r = np.arange(p.size)
         value[full], istar[full], bhat[full] = v, s_, b[p]
@@ -323,16 +347,17 @@ def max_min(v):
     return per_arm[rows, istar], istar, istar * (K - 1) + j[rows, istar]
 
 
-def characteristic_value(mu, w, xi, sigma, excess: bool = False):
+def characteristic_value(mu, w, xi, sigma, excess: bool = False, epsilon: float = 0.0):
     """``max_i min_{b≠i} V(i, b)`` over all K(K−1) ordered pairs [code: ``solve_stopping``].
 
     Returns ``(value, i*, b̂, theta_i, theta_b)``: the maximising arm, its
     minimising challenger and their alternative columns. With
-    ``excess=True`` the pair values are the GLR excesses (see :func:`pair_values`).
+    ``excess=True`` the pair values are the GLR excesses, with ``epsilon``
+    the ε pair values (see :func:`pair_values`).
     """
     value, i, b, ti, tb = characteristic_values(np.asarray(mu, dtype=float)[None],
                                                 np.asarray(w, dtype=float)[None], xi, sigma,
-                                                excess)
+                                                excess, epsilon)
     return float(value[0]), int(i[0]), int(b[0]), ti[0], tb[0]
 
 
