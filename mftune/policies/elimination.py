@@ -134,7 +134,7 @@ class PhasedElimination(Policy):
           pairs at equal counts, as the rounds do; so the test is δ_g-correct.
           Chosen over Kaufmann & Koolen (2021)'s threshold because its proof
           rests on a bound the package already uses and tests, and it is
-          smaller below about a thousand rounds.
+          about half as large at the round counts a search reaches.
         * ``"practical"``: MF-GRAD's ``log(K/δ_g) + log(1 + log t)``, ``t``
           the top phase's pulls [code]; no proof covers it (unproven).
         * ``"theory"``: MF-GRAD's ``"theory"`` threshold with one fidelity
