@@ -201,9 +201,14 @@ def run_search(instance: CurveInstance, seed: int, **settings) -> dict:
 
 #: What ``mftune bench curves`` runs on every instance: the tuner's defaults, the same
 #: search with the paper's radius, δ split and no late-bloomer guard (``paper-rules``),
-#: and top-fidelity SE with the paper's radius and with the default's anytime radius.
+#: the default with a GLR test that may also end its top phase (``default-glr``: the
+#: proven paired-mixture threshold; ``default-glr-practical``: MF-GRAD's practical
+#: threshold, unproven), and top-fidelity SE with the paper's radius and with the
+#: default's anytime radius.
 METHODS = {
     "default": {},
+    "default-glr": {"algorithm_params": {"top_glr": "paired-mixture"}},
+    "default-glr-practical": {"algorithm_params": {"top_glr": "practical"}},
     "paper-rules": {"algorithm_params": {"confidence": "iise", "top_share": None,
                                          "curve_check": None}},
     "se": {"algorithm": "se"},

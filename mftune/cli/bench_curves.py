@@ -14,13 +14,15 @@ from ._groups import bench, parse_list
 
 def format_summary(summary, reference: str) -> str:
     """One text table: a row per (kind, method)."""
-    lines = [f"{'kind':<8}{'method':<12}{'runs':>5}{'median cost':>13}"
-             f"{f'cost / {reference}':>14}{'IQR':>14}{'<= 1':>6}{'top pulls':>10}"
+    w = max([12, *(len(s["method"]) + 1 for s in summary)])
+    rw = max(14, len(f"cost / {reference}") + 2)
+    lines = [f"{'kind':<8}{'method':<{w}}{'runs':>5}{'median cost':>13}"
+             f"{f'cost / {reference}':>{rw}}{'IQR':>14}{'<= 1':>6}{'top pulls':>10}"
              f"{'wrong':>7}{'certified':>10}"]
     for s in summary:
         iqr = f"{s['ratio_q25']:.2f}-{s['ratio_q75']:.2f}"
-        lines.append(f"{s['kind']:<8}{s['method']:<12}{s['runs']:>5}{s['median_cost']:>13.4g}"
-                     f"{s['median_ratio']:>14.2f}{iqr:>14}{s['at_most_reference']:>6}"
+        lines.append(f"{s['kind']:<8}{s['method']:<{w}}{s['runs']:>5}{s['median_cost']:>13.4g}"
+                     f"{s['median_ratio']:>{rw}.2f}{iqr:>14}{s['at_most_reference']:>6}"
                      f"{s['median_top_pulls']:>10.0f}{s['wrong']:>7}{s['certified']:>10}")
     return "\n".join(lines)
 

@@ -268,6 +268,7 @@ class Search:
                 "confidence": getattr(self.policy_, "confidence", None),
                 "top_share": getattr(self.policy_, "top_share", None),
                 "curve_check": getattr(self.policy_, "curve_check", None),
+                "top_glr": getattr(self.policy_, "top_glr", None),
                 "algorithm_params": self.algorithm_params_ or None}))
 
     def stopping_plan(self) -> str:

@@ -25,6 +25,17 @@ Thresholds (natural logarithms; ``t`` samples taken, initial ones included):
   ``log(K/δ) + 2M log(1 + log(K/δ)) + 12M log(3 + log t) + 2M``.
 * ``"theory-grad"`` [code, GRAD's commented form]:
   ``log(1/δ) + K log(4 log(1/δ) + 1) + 12 log(3 + log t) + K``.
+
+:func:`paired_mixture_threshold` (one fidelity, pairs with equal counts; used
+by the top phase of :class:`~mftune.policies.elimination.PhasedElimination`,
+``top_glr="paired-mixture"``) is proven for any sampling rule that tests
+pairs at equal counts; its derivation is in its docstring [RECON from
+paper: Howard et al. 2021]. It is not in :data:`THRESHOLDS`: MF-GRAD's
+counts are unequal.
+
+With ``epsilon = ε > 0`` the pair values are those of ε-good answers
+(:func:`~mftune.policies.lower_bound.pair_values`): the test then certifies
+an arm within ε of the best.
 """
 
 from __future__ import annotations
@@ -36,7 +47,7 @@ import numpy as np
 from .lower_bound import characteristic_value
 
 __all__ = ["THRESHOLDS", "GLRStopping", "practical_threshold", "theory_threshold",
-           "grad_theory_threshold"]
+           "grad_theory_threshold", "paired_mixture_threshold"]
 
 
 def practical_threshold(t, delta: float, n_arms: int, n_fidelities: int):
@@ -58,6 +69,49 @@ def grad_theory_threshold(t, delta: float, n_arms: int, n_fidelities: int = 1):
     t = np.maximum(np.asarray(t, dtype=float), 1.0)
     l1 = np.log(1.0 / delta)
     return l1 + n_arms * np.log(4 * l1 + 1) + 12 * np.log(3.0 + np.log(t)) + n_arms
+
+
+def paired_mixture_threshold(t, delta: float, n_arms: int, n_fidelities: int = 1,
+                             rho: float = 1.0):
+    """``(1 + ρ/t) (log((K−1)/δ) + ½ log(1 + t/ρ))``, ``t`` the pulls of *each* arm of a pair.
+
+    Validity [RECON; the bound is paper: Howard, Ramdas, McAuliffe & Sekhon
+    2021, Eq. 14, as :func:`~mftune.radii.mixture_radius`]. One fidelity,
+    σ-sub-Gaussian rewards, a test made only when the two arms of a pair
+    have the same count ``t`` (the rounds of a phased elimination). Let
+    ``a*`` be the best arm and ``i`` any other. Think of each arm's rewards
+    as a sequence drawn in advance, its ``s``-th pull revealing its
+    ``s``-th term (the usual stack of rewards; it has the law of any
+    sampling rule). The differences ``X_{i,s} − X_{a*,s}`` are then i.i.d.
+    and 2σ²-sub-Gaussian whatever the sampling rule, and Robbins' normal
+    mixture with Ville's inequality bounds their centred sum ``D_t`` at
+    every ``t`` at once: ``P(∃t: D_t² >= 2σ²(t+ρ) log((t+ρ)/(ρ δ_p²))) <=
+    δ_p``. Returning ``i`` when ``µ_i < µ_{a*} − ε`` needs the ε-GLR pair
+    statistic ``t (µ̂_i − µ̂_{a*} + ε)²₊ / (4σ²)`` to reach ``β``, and then
+    ``D_t/t > µ̂_i − µ̂_{a*} + ε >= sqrt(4σ²β/t)``, i.e. ``D_t² > 4σ²βt``;
+    with ``β`` above and ``δ_p = δ/(K−1)`` (a union over the ``K − 1``
+    pairs ``(a*, i)``) that has probability at most δ. Unequal counts are
+    not covered.
+
+    Parameters
+    ----------
+    t : int or array-like
+        Pulls of each arm of the pair (``>= 1``).
+    delta : float
+    n_arms : int
+        ``K``, the arms the union runs over.
+    n_fidelities : int, default=1
+        Unused (the signature of :data:`THRESHOLDS`).
+    rho : float, default=1.0
+        Mixture precision in units of ``1/σ²`` (:func:`~mftune.radii.mixture_radius`'s).
+
+    Returns
+    -------
+    float or ndarray
+    """
+    t = np.maximum(np.asarray(t, dtype=float), 1.0)
+    pairs = max(int(n_arms) - 1, 1)
+    return (1.0 + rho / t) * (np.log(pairs / delta) + 0.5 * np.log1p(t / rho))
 
 
 THRESHOLDS: dict[str, Callable] = {
@@ -83,10 +137,13 @@ class GLRStopping:
         A name of :data:`THRESHOLDS` or ``f(t, delta, K, M)``.
     statistic : {"code", "glr"}
         See the module docstring.
+    epsilon : float, default=0.0
+        ε >= 0: certify an arm within ε of the best (the ε pair values of
+        :func:`~mftune.policies.lower_bound.pair_values`).
     """
 
     def __init__(self, n_arms: int, xi, sigma: float, delta: float,
-                 threshold="practical", statistic: str = "code"):
+                 threshold="practical", statistic: str = "code", epsilon: float = 0.0):
         self.n_arms = int(n_arms)
         self.xi = np.asarray(xi, dtype=float).reshape(-1)
         self.sigma = float(sigma)
@@ -100,6 +157,9 @@ class GLRStopping:
                              f"got {threshold!r}")
         if statistic not in STATISTICS:
             raise ValueError(f"statistic must be one of {STATISTICS}; got {statistic!r}")
+        if not (np.isfinite(float(epsilon)) and float(epsilon) >= 0.0):
+            raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}")
+        self.epsilon = float(epsilon)
         self.threshold_name = threshold if isinstance(threshold, str) else "custom"
         self.statistic_name = statistic
 
@@ -114,7 +174,7 @@ class GLRStopping:
             return 0.0, -1
         value, arm, _, _, _ = characteristic_value(
             np.asarray(means, dtype=float), counts, self.xi, self.sigma,
-            excess=self.statistic_name == "glr")
+            excess=self.statistic_name == "glr", epsilon=self.epsilon)
         return value, arm
 
     def test(self, counts, means, t=None) -> tuple[bool, float, float, int]:

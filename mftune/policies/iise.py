@@ -65,17 +65,20 @@ class SuccessiveElimination(PhasedElimination):
     random_state : None
     confidence : {"iise", "mixture"}, default="iise"
         The radius (see :class:`~mftune.policies.elimination.PhasedElimination`).
+    top_glr : {"paired-mixture", "practical", "theory"}, optional
+        Also stop with a GLR test among the survivors (see
+        :class:`~mftune.policies.elimination.PhasedElimination`).
     """
 
     def __init__(self, n_arms, costs, delta=0.001, variance_proxy=1.0, epsilon=None,
-                 random_state=None, confidence="iise"):
+                 random_state=None, confidence="iise", top_glr=None):
         costs = check_costs(costs)
         m = costs.size
         super().__init__(
             n_arms, costs, delta, variance_proxy,
             thresholds=np.zeros(m), widths=np.zeros(m), phases=[m - 1],
             delta_prime=check_delta(delta) / n_arms, epsilon=epsilon,
-            random_state=random_state, confidence=confidence,
+            random_state=random_state, confidence=confidence, top_glr=top_glr,
         )
 
 
@@ -91,7 +94,8 @@ class _BoundedElimination(PhasedElimination):
 
     def __init__(self, n_arms, costs, bias, delta, variance_proxy, epsilon, random_state,
                  futility_switch=False, cost_balance=None, best_first=False, batch_size=1,
-                 chunk_cost=None, confidence="iise", top_share=None, curve_check=None):
+                 chunk_cost=None, confidence="iise", top_share=None, curve_check=None,
+                 top_glr=None):
         costs = check_costs(costs)
         bias = check_bias(bias, self._bias_name, costs.size)
         self._set_bias(bias)
@@ -103,7 +107,7 @@ class _BoundedElimination(PhasedElimination):
             random_state=random_state, futility_switch=futility_switch,
             cost_balance=cost_balance, best_first=best_first, batch_size=batch_size,
             chunk_cost=chunk_cost, confidence=confidence, top_share=top_share,
-            curve_check=curve_check,
+            curve_check=curve_check, top_glr=top_glr,
         )
 
     def _current_bias(self):
@@ -162,10 +166,10 @@ class IISE(_BoundedElimination):
     def __init__(self, n_arms, costs, xi, delta=0.001, variance_proxy=1.0, epsilon=None,
                  random_state=None, futility_switch=False, cost_balance=None, best_first=False,
                  batch_size=1, chunk_cost=None, confidence="iise", top_share=None,
-                 curve_check=None):
+                 curve_check=None, top_glr=None):
         super().__init__(n_arms, costs, xi, delta, variance_proxy, epsilon, random_state,
                          futility_switch, cost_balance, best_first, batch_size, chunk_cost,
-                         confidence, top_share, curve_check)
+                         confidence, top_share, curve_check, top_glr)
 
     def _derive_bounds(self, costs, bias):
         return iise_thresholds(costs, bias, 4.0), 2.0 * bias
@@ -211,10 +215,10 @@ class IISEGamma(_BoundedElimination):
     def __init__(self, n_arms, costs, gamma, delta=0.001, variance_proxy=1.0, epsilon=None,
                  random_state=None, futility_switch=False, cost_balance=None, best_first=False,
                  batch_size=1, chunk_cost=None, confidence="iise", top_share=None,
-                 curve_check=None):
+                 curve_check=None, top_glr=None):
         super().__init__(n_arms, costs, gamma, delta, variance_proxy, epsilon, random_state,
                          futility_switch, cost_balance, best_first, batch_size, chunk_cost,
-                         confidence, top_share, curve_check)
+                         confidence, top_share, curve_check, top_glr)
 
     def _derive_bounds(self, costs, bias):
         return iise_thresholds(costs, bias, 2.0), bias.copy()

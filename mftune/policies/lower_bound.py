@@ -161,12 +161,20 @@ def _column_terms(mu, w, xi, columns: int = 1):
     return W, R, _signs(mu[0].shape[-1], columns)
 
 
-def pair_values(mu, w, xi, sigma, i, b):
+def pair_values(mu, w, xi, sigma, i, b, epsilon: float = 0.0):
     """Exact pair values ``V(i, b)``: the cheapest MF-feasible move making ``b`` beat ``i``.
 
     Valid for any ``mu`` (also outside the multi-fidelity set: the columns
     are then projected too) [code: ``solve_stop_problem_fast``; RECON: exact
     segment solver].
+
+    With ``epsilon = ε > 0`` the alternative must make ``b`` beat ``i`` by
+    more than ε at the top (``η_i + ε <= η_b``): the ε-GLR pair value of
+    ε-good answers [RECON]. The multi-fidelity set is invariant under a
+    shift of a whole column, so this is the plain pair value with ``b``'s
+    column moved down by ε (and ``b``'s alternative column moved back up).
+    For one fidelity (``ξ = [0]``) it is
+    ``(µ̂_i − µ̂_b + ε)²₊ / (2σ² (1/w_i + 1/w_b))``.
 
     Parameters
     ----------
@@ -177,6 +185,8 @@ def pair_values(mu, w, xi, sigma, i, b):
     sigma : float
     i, b : ndarray of int, shape (P,)
         The pairs (``i`` the arm to beat, ``b`` the challenger).
+    epsilon : float, default=0.0
+        The margin ε >= 0 by which ``b`` must beat ``i``.
 
     Returns
     -------
@@ -190,8 +200,19 @@ def pair_values(mu, w, xi, sigma, i, b):
     # single columns: their minima (projection on the MF set; 0 for a feasible column),
     # once per arm
     x, g = _argmin_onesided(*_column_terms(mu, w, xi))
-    return _pairs_of_columns(mu[..., i, :], w[..., i, :], mu[..., b, :], w[..., b, :], xi, sigma,
-                             (x[..., i], g[..., i], x[..., b], g[..., b]))
+    eps = _check_epsilon(epsilon)
+    value, excess, theta_i, theta_b = _pairs_of_columns(
+        mu[..., i, :], w[..., i, :], mu[..., b, :] - eps, w[..., b, :], xi, sigma,
+        (x[..., i], g[..., i], x[..., b] - eps, g[..., b]))
+    return value, excess, theta_i, theta_b + eps
+
+
+def _check_epsilon(epsilon) -> float:
+    """ε of the pair values: a finite number >= 0."""
+    eps = float(epsilon)
+    if not (np.isfinite(eps) and eps >= 0.0):
+        raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}")
+    return eps
 
 
 def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma, minima=None):
@@ -283,7 +304,7 @@ def _all_pairs(K):
     return i, b
 
 
-def characteristic_values(mu, w, xi, sigma, excess: bool = False):
+def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float = 0.0):
     """:func:`characteristic_value` of many runs at once: ``mu``, ``w`` of shape (R, K, M).
 
     Returns ``(value, i*, b̂, theta_i, theta_b)`` with shapes (R,), (R,), (R,),
@@ -300,11 +321,20 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False):
     maximising arm. When every other arm is so ruled out the answer is ``a``
     and its first minimising challenger; otherwise all K(K−1) pairs of the
     run are solved. With MF-feasible means (every ``g_k = 0``, ``x_k`` the top
-    mean) this is: the unique empirical best arm, whenever ``L > 0``.
+    mean) this is: the unique empirical best arm, whenever ``L > 0``. With
+    ``epsilon > 0`` (the ε pair values of :func:`pair_values`) the pairs
+    ``(i, a)`` need not vanish, so all pairs are solved.
     """
+    eps = _check_epsilon(epsilon)
     R, K = mu.shape[0], mu.shape[1]
     if mu.shape[2] == 1:
-        return _single_fidelity_values(mu[..., 0], w[..., 0], sigma)
+        return _single_fidelity_values(mu[..., 0], w[..., 0], sigma, eps)
+    if eps > 0.0:
+        i, b = _all_pairs(K)
+        val, exc, fti, ftb = pair_values(mu, w, xi, sigma, i, b, eps)
+        v, s_, p = max_min(exc if excess else val)
+        q = np.arange(R)
+        return v, s_, b[p], fti[q, p], ftb[q, p]
     x, g = _argmin_onesided(*_column_terms(mu, w, xi))
     a = np.argmax(x, axis=1)
     r = np.arange(R)
@@ -326,24 +356,25 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False):
     return value, istar, bhat, ti, tb
 
 
-def _single_fidelity_values(mu, w, sigma):
+def _single_fidelity_values(mu, w, sigma, epsilon: float = 0.0):
     """:func:`characteristic_values` with one fidelity, in closed form; ``mu``, ``w`` (R, K).
 
-    ``V(i, b) = w_i w_b (µ_i − µ_b)₊² / (2σ² (w_i + w_b))``, the alternative
-    moving both to their weighted mean (the Gaussian GLR of Garivier &
-    Kaufmann 2016) [paper]; ``b`` already at or above ``i`` costs nothing and
-    moves nothing. Every column's own minimum is 0, so the GLR excess is the
-    same value.
+    ``V(i, b) = w_i w_b (µ_i − µ_b + ε)₊² / (2σ² (w_i + w_b))``, the
+    alternative moving ``µ_i`` and ``µ_b − ε`` to their weighted mean (the
+    Gaussian GLR of Garivier & Kaufmann 2016, with the ε shift of
+    :func:`pair_values`) [paper]; ``b`` already ε above ``i`` costs nothing
+    and moves nothing. Every column's own minimum is 0, so the GLR excess is
+    the same value.
     """
     i, b = _all_pairs(mu.shape[1])
-    mu_i, mu_b, w_i, w_b = mu[:, i], mu[:, b], w[:, i], w[:, b]
+    mu_i, mu_b, w_i, w_b = mu[:, i], mu[:, b] - epsilon, w[:, i], w[:, b]
     gap = np.maximum(mu_i - mu_b, 0.0)
     value, istar, p = max_min(w_i * w_b / (w_i + w_b) * gap * gap / (2.0 * sigma * sigma))
     r = np.arange(mu.shape[0])
     mu_i, mu_b, w_i, w_b, moved = mu_i[r, p], mu_b[r, p], w_i[r, p], w_b[r, p], gap[r, p] > 0
     eta = (w_i * mu_i + w_b * mu_b) / (w_i + w_b)
     return (value, istar, b[p], np.where(moved, eta, mu_i)[:, None],
-            np.where(moved, eta, mu_b)[:, None])
+            np.where(moved, eta, mu_b)[:, None] + epsilon)
 
 
 def max_min(v):
@@ -362,16 +393,17 @@ def max_min(v):
     return per_arm[rows, istar], istar, istar * (K - 1) + j[rows, istar]
 
 
-def characteristic_value(mu, w, xi, sigma, excess: bool = False):
+def characteristic_value(mu, w, xi, sigma, excess: bool = False, epsilon: float = 0.0):
     """``max_i min_{b≠i} V(i, b)`` over all K(K−1) ordered pairs [code: ``solve_stopping``].
 
     Returns ``(value, i*, b̂, theta_i, theta_b)``: the maximising arm, its
     minimising challenger and their alternative columns. With
-    ``excess=True`` the pair values are the GLR excesses (see :func:`pair_values`).
+    ``excess=True`` the pair values are the GLR excesses, with ``epsilon``
+    the ε pair values (see :func:`pair_values`).
     """
     value, i, b, ti, tb = characteristic_values(np.asarray(mu, dtype=float)[None],
                                                 np.asarray(w, dtype=float)[None], xi, sigma,
-                                                excess)
+                                                excess, epsilon)
     return float(value[0]), int(i[0]), int(b[0]), ti[0], tb[0]
 
 

@@ -107,6 +107,10 @@ class PolicyContext:
     top_share : float or None
         Share of δ the top fidelity's phase gets (:data:`TUNER_TOP_SHARE`
         in the tuner; ``None``: the paper's ``δ/(K M)`` everywhere).
+    top_glr : str or None
+        The threshold of the GLR test that may also end the top phase of the
+        phased eliminations (:data:`~mftune.policies.elimination.TOP_GLR`;
+        ``None``: no test, the tuner's default and the papers').
     params : dict
         The tuner's ``algorithm_params``: options of the policy the tuner does
         not set itself (checked against :attr:`Entry.options`).
@@ -133,6 +137,7 @@ class PolicyContext:
     confidence: str = "iise"
     top_share: float | None = None
     curve_check: np.ndarray | None = None
+    top_glr: str | None = None
     params: dict = field(default_factory=dict)
 
 
@@ -198,7 +203,8 @@ def check_params(name: str, params) -> dict:
 
 register("se", lambda c: SuccessiveElimination(
     c.n_arms, c.costs, delta=c.delta, variance_proxy=c.variance_proxy, epsilon=c.epsilon,
-    random_state=c.random_state, **c.params), bias=None, options=("confidence",),
+    random_state=c.random_state, **{"top_glr": c.top_glr, **c.params}), bias=None,
+    options=("confidence", "top_glr"),
     description="successive elimination at the top fidelity only (Poiani et al. 2022)")
 def _iise(cls, bound: str):
     """Factory of IISE / IISE-γ (``bound``: the context's ``"xi"`` or ``"gamma"``)."""
@@ -211,12 +217,12 @@ def _iise(cls, bound: str):
                    **{"futility_switch": c.futility_switch, "cost_balance": c.cost_balance,
                       "best_first": c.best_first, "chunk_cost": c.chunk_cost,
                       "confidence": c.confidence, "top_share": c.top_share,
-                      "curve_check": c.curve_check, **c.params})
+                      "curve_check": c.curve_check, "top_glr": c.top_glr, **c.params})
     return factory
 
 
 _SWITCHES = ("futility_switch", "cost_balance", "best_first", "chunk_cost", "confidence",
-             "top_share", "curve_check")
+             "top_share", "curve_check", "top_glr")
 register("iise", _iise(IISE, "xi"), bias="xi", options=_SWITCHES,
          description="IISE with bias bounds ξ (Poiani et al. 2022, Alg. 1)")
 register("iise-gamma", _iise(IISEGamma, "gamma"), bias="gamma", options=_SWITCHES,
@@ -403,7 +409,8 @@ def policy_from_settings(name: str, n_arms: int, settings: dict, random_state=No
         store theirs), ``best_first`` (default False, the papers' rounds;
         MFTuner's studies store True) and its ``chunk_cost``, ``confidence``
         (default ``"iise"``), ``top_share`` and ``curve_check`` (default None:
-        the papers' radius, δ split and elimination rule) and
+        the papers' radius, δ split and elimination rule), ``top_glr``
+        (default None: no GLR test in the top phase) and
         ``algorithm_params`` (MFTuner's, when given).
     random_state : int or None
 
@@ -429,6 +436,7 @@ def policy_from_settings(name: str, n_arms: int, settings: dict, random_state=No
         chunk_cost=settings.get("chunk_cost"),
         confidence=settings.get("confidence") or "iise",
         top_share=settings.get("top_share"), curve_check=arr("curve_check"),
+        top_glr=settings.get("top_glr"),
         params=dict(settings.get("algorithm_params") or {}),
     )
     return make_policy(name, ctx)

@@ -64,11 +64,23 @@ def test_the_certificate_survives_flat_calibrations_and_late_bloomers():
     assert _wrong(UNGUARDED, 200, stop_above=bound) > bound
 
 
+def test_the_top_phase_glr_test_keeps_the_certificate():
+    # The default with the GLR test in its top phase (default-glr), on the same 200
+    # trap instances: at most the Binomial(200, δ) 0.999 quantile of wrong certificates.
+    bound = int(binom.ppf(0.999, 200, 0.05))
+    assert _wrong(METHODS["default-glr"], 200) <= bound
+
+
 def test_bench_curves_prints_the_table():
     res = CliRunner().invoke(main, ["bench", "curves", "--runs", "1", "--arms", "4",
                                     "--kinds", "ranked"])
     assert res.exit_code == 0, res.output
     assert "ranked  default" in res.output and "se-mixture" in res.output
+    res = CliRunner().invoke(main, ["bench", "curves", "--runs", "1", "--arms", "4",
+                                    "--kinds", "ranked", "--methods",
+                                    "default,default-glr,default-glr-practical,se"])
+    assert res.exit_code == 0, res.output
+    assert "ranked  default-glr-practical " in res.output
 
 
 @pytest.mark.parametrize("args, name", [

@@ -1,0 +1,204 @@
+"""The GLR test of the phased eliminations' top phase (``top_glr``): the ε pair values,
+the paired-mixture threshold, the stop, the δ split, the settings and the checks."""
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from mftune.policies import IISEGamma, SuccessiveElimination
+from mftune.policies.elimination import GLR_SHARE, TOP_GLR
+from mftune.policies.glr import GLRStopping, paired_mixture_threshold
+from mftune.policies.lower_bound import pair_values
+from mftune.policies.registry import check_params, policy_from_settings
+
+XI1 = np.array([0.0])
+
+
+def _run(policy, stream, block: int = 0) -> int:
+    """Feed ``stream`` (rounds × arms) round by round (or ``block`` rounds at once) until
+    the policy is done or the stream ends; return the rounds used."""
+    r = 0
+    while not policy.done and r < stream.shape[0]:
+        pulls = policy.ask()
+        if block:
+            r += policy.tell_rounds(pulls, stream[r:r + block][:, pulls.arms])
+        else:
+            policy.tell(pulls, stream[r, pulls.arms])
+            r += 1
+    return r
+
+
+def _stream(means, sigma, rounds, seed):
+    rng = np.random.default_rng(seed)
+    return np.asarray(means)[None, :] + sigma * rng.standard_normal((rounds, len(means)))
+
+
+# -- the ε pair values -------------------------------------------------------------------
+
+
+def test_epsilon_pair_value_by_hand():
+    # one fidelity: (µ_i − µ_b + ε)²₊ / (2σ² (1/N_i + 1/N_b))
+    mu = np.array([[0.5], [0.3]])
+    w = np.array([[4.0], [9.0]])
+    value, _, _, theta_b = pair_values(mu, w, XI1, 0.1, np.array([0, 1]), np.array([1, 0]),
+                                       epsilon=0.05)
+    # (0.5 − 0.3 + 0.05)² / (2 · 0.01 · (1/4 + 1/9)) = 0.0625 / 0.0072222... = 8.653846...
+    assert value[0] == pytest.approx(0.0625 / (0.02 * (0.25 + 1 / 9)), rel=1e-12)
+    assert value[0] == pytest.approx(8.653846153846154, rel=1e-12)
+    # the other way round, µ_b − µ_i + ε = 0.3 − 0.5 + 0.05 < 0: no move needed
+    assert value[1] == 0.0
+    # b's alternative is ε above i's: both meet at η_i = η_b − ε
+    _, _, theta_i, theta_b = pair_values(mu, w, XI1, 0.1, np.array([0]), np.array([1]), 0.05)
+    assert theta_b[0, 0] - theta_i[0, 0] == pytest.approx(0.05)
+    # without ε, the plain value
+    plain = pair_values(mu, w, XI1, 0.1, np.array([0]), np.array([1]))[0]
+    assert plain[0] == pytest.approx(0.04 / (0.02 * (0.25 + 1 / 9)), rel=1e-12)
+
+
+def test_epsilon_is_a_shift_of_the_challengers_column():
+    rng = np.random.default_rng(3)
+    xi = np.array([0.2, 0.05, 0.0])
+    mu = rng.uniform(0, 1, (4, 3))
+    w = rng.uniform(1, 5, (4, 3))
+    i, b = np.array([0, 2, 3]), np.array([1, 0, 2])
+    with_eps = pair_values(mu, w, xi, 0.3, i, b, epsilon=0.07)[0]
+    for p in range(i.size):
+        shifted = mu.copy()
+        shifted[b[p]] -= 0.07
+        ref = pair_values(shifted, w, xi, 0.3, i[p:p + 1], b[p:p + 1])[0]
+        assert with_eps[p] == pytest.approx(ref[0], rel=1e-12, abs=1e-15)
+
+
+def test_glr_statistic_with_epsilon_certifies_the_best():
+    glr = GLRStopping(3, XI1, 0.1, 0.05, epsilon=0.02)
+    counts = np.full((3, 1), 10.0)
+    means = np.array([[0.50], [0.49], [0.40]])
+    value, arm = glr.statistic(counts, means)
+    assert arm == 0
+    # equal counts: (0.50 − 0.49 + 0.02)² · 10 / (4 σ²)
+    assert value == pytest.approx(0.03**2 * 10 / (4 * 0.01), rel=1e-10)
+
+
+@pytest.mark.parametrize("bad", [-0.1, np.inf, np.nan])
+def test_epsilon_must_be_finite_and_non_negative(bad):
+    with pytest.raises(ValueError, match="epsilon must be a finite number >= 0"):
+        pair_values(np.zeros((2, 1)), np.ones((2, 1)), XI1, 1.0, np.array([0]), np.array([1]),
+                    epsilon=bad)
+    with pytest.raises(ValueError, match="epsilon must be a finite number >= 0"):
+        GLRStopping(2, XI1, 1.0, 0.1, epsilon=bad)
+
+
+# -- the threshold -------------------------------------------------------------------------
+
+
+def test_paired_mixture_threshold_formula():
+    t = np.array([1, 10, 1000])
+    expected = (1 + 1 / t) * (np.log(4 / 0.05) + 0.5 * np.log1p(t))
+    np.testing.assert_allclose(paired_mixture_threshold(t, 0.05, 5), expected, rtol=1e-14)
+
+
+def test_paired_mixture_threshold_holds_on_equal_means():
+    # The worst case of a wrong stop (gap → 0, ε = 0): two arms of equal means, the stop
+    # t (µ̂_i − µ̂_a)² / (4σ²) >= β(t) in favour of the wrong side at any of 2,000 rounds.
+    # Its frequency over 4,000 streams must stay within Binomial(4000, δ)'s 0.999 quantile.
+    rng = np.random.default_rng(11)
+    delta, sigma, runs, rounds = 0.1, 0.7, 4000, 2000
+    t = np.arange(1, rounds + 1)
+    beta = paired_mixture_threshold(t, delta, 2)
+    wrong = 0
+    for _ in range(runs // 500):
+        diff = np.cumsum(sigma * rng.standard_normal((500, rounds))
+                         - sigma * rng.standard_normal((500, rounds)), axis=1)
+        stat = np.maximum(diff, 0.0) ** 2 / (4 * sigma**2 * t)  # one side: i ahead of a
+        wrong += int(np.any(stat >= beta, axis=1).sum())
+    assert wrong <= binom.ppf(0.999, runs, delta)
+    assert wrong > 0  # the test is not vacuous: the threshold is not absurdly high
+
+
+# -- the stop in the policy ----------------------------------------------------------------
+
+
+def test_glr_stops_an_easy_pair_with_fewer_pulls_than_elimination_alone():
+    stream = _stream([0.5, 0.3], 0.5, 20_000, seed=5)
+    plain = SuccessiveElimination(2, [1.0], 0.05, 0.25, confidence="mixture")
+    glr = SuccessiveElimination(2, [1.0], 0.05, 0.25, confidence="mixture",
+                                top_glr="paired-mixture")
+    n_plain, n_glr = _run(plain, stream), _run(glr, stream)
+    assert plain.done and glr.done
+    assert glr.glr_arm_ == 0 and glr.recommend() == 0 and plain.recommend() == 0
+    assert n_glr < 0.7 * n_plain
+    summary = glr.summary().extra
+    assert summary["stopped_by_glr"] and not summary["stopped_by_epsilon"]
+    assert summary["top_glr"] == "paired-mixture"
+
+
+def test_glr_never_stops_on_identical_arms():
+    # noiseless and identical: the statistic is 0 for ever
+    glr = SuccessiveElimination(3, [1.0], 0.05, 1.0, confidence="mixture",
+                                top_glr="paired-mixture")
+    assert _run(glr, np.full((5000, 3), 0.4), block=500) == 5000
+    assert not glr.done and glr.glr_arm_ is None
+    # noisy and identical, fixed seed: nothing within 5,000 rounds (δ = 0.01)
+    glr = SuccessiveElimination(3, [1.0], 0.01, 1.0, confidence="mixture",
+                                top_glr="paired-mixture")
+    assert _run(glr, _stream([0.4] * 3, 1.0, 5000, seed=2), block=500) == 5000
+    assert not glr.done and glr.glr_arm_ is None
+
+
+@pytest.mark.parametrize("top_glr", ["paired-mixture", "practical"])
+@pytest.mark.parametrize("epsilon", [None, 0.05])
+def test_block_path_equals_round_by_round_with_the_glr(top_glr, epsilon):
+    for seed in range(3):
+        stream = _stream([0.5, 0.4, 0.35, 0.1], 1.0, 20_000, seed)
+        a = SuccessiveElimination(4, [1.0], 0.05, 1.0, epsilon, confidence="mixture",
+                                  top_glr=top_glr)
+        b = SuccessiveElimination(4, [1.0], 0.05, 1.0, epsilon, confidence="mixture",
+                                  top_glr=top_glr)
+        assert _run(a, stream) == _run(b, stream, block=300)
+        assert a.recommend() == b.recommend() and a.glr_arm_ == b.glr_arm_
+        np.testing.assert_array_equal(a.stats.counts, b.stats.counts)
+
+
+def test_the_top_share_is_split_with_the_test():
+    k, delta = 6, 0.05
+    kw = dict(confidence="mixture", top_share=0.5)
+    plain = IISEGamma(k, [1, 4, 16], [0.1, 0.05, 0.0], delta, 1.0, **kw)
+    glr = IISEGamma(k, [1, 4, 16], [0.1, 0.05, 0.0], delta, 1.0, top_glr="paired-mixture", **kw)
+    assert glr.phase_delta(0) == plain.phase_delta(0)
+    assert glr.phase_delta(2) == pytest.approx((1 - GLR_SHARE) * plain.phase_delta(2))
+    # the whole budget: lower phases, top eliminations and the test add up to δ
+    total = k * (glr.phase_delta(0) + glr.phase_delta(1) + glr.phase_delta(2)) + glr.glr_delta()
+    assert total == pytest.approx(delta)
+    # one phase (SE): δ/K per arm, half of it kept
+    se = SuccessiveElimination(k, [1.0], delta, 1.0, top_glr="paired-mixture")
+    assert k * se.phase_delta() + se.glr_delta() == pytest.approx(delta)
+
+
+# -- settings and checks -------------------------------------------------------------------
+
+
+SETTINGS = {"costs": [1.0, 4.0, 16.0], "sigma": 0.5, "delta": 0.05, "epsilon": 0.01,
+            "gamma": [0.1, 0.05, 0.0], "confidence": "mixture", "top_share": 0.5}
+
+
+@pytest.mark.parametrize("name", ["iise-gamma", "se"])
+def test_settings_round_trip(name):
+    for value in (*TOP_GLR, None):
+        policy = policy_from_settings(name, 5, {**SETTINGS, "top_glr": value})
+        assert policy.top_glr == value
+        assert policy.summary().extra["top_glr"] == value
+    assert policy_from_settings(name, 5, SETTINGS).top_glr is None
+    # algorithm_params (MFTuner's) override the stored switch, as for the other switches
+    policy = policy_from_settings(name, 5, {**SETTINGS, "top_glr": None,
+                                            "algorithm_params": {"top_glr": "practical"}})
+    assert policy.top_glr == "practical"
+    assert check_params(name, {"top_glr": "paired-mixture"}) == {"top_glr": "paired-mixture"}
+
+
+@pytest.mark.parametrize("bad", ["kk", "Practical", 1, True])
+def test_bad_top_glr_is_refused_with_the_allowed_values(bad):
+    msg = r"top_glr must be one of \('paired-mixture', 'practical', 'theory'\) or None"
+    with pytest.raises(ValueError, match=msg):
+        SuccessiveElimination(3, [1.0], 0.05, 1.0, top_glr=bad)
+    with pytest.raises(ValueError, match=msg):
+        policy_from_settings("iise-gamma", 5, {**SETTINGS, "top_glr": bad})
