@@ -347,6 +347,7 @@ class Cell:
     n_capped: int = 0
     pulls_per_fidelity: list = field(default_factory=list)
     wall_time: float = 0.0
+    cpu_time: float = 0.0  # CPU seconds of the process that ran the cell
     note: str = ""
 
     @property
@@ -443,8 +444,9 @@ def run_cell(policy, inst, delta, n_runs, seed=0, n_jobs=None, max_pulls=10**6,
     if reason:
         cell.note = f"skipped: {reason}"
         return cell
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     recs = _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate)
+    cell.cpu_time = time.process_time() - cpu
     return fill_cell(cell, recs, inst, bound, max_pulls, time.perf_counter() - start)
 
 

@@ -44,18 +44,18 @@ def format_family(family, instances, bounds, cells, note="") -> str:
         lines.append(f"{inst.name}: K={env.n_arms}, M={env.n_fidelities}, best arm "
                      f"{env.best_arm}; {head}; µ̃ for Explore-A/B: {inst.mu_tilde_source}")
         lines.append(f"  {'policy':<16}{'mean cost':>12} {'± 95% CI':>10} {'bound':>10} "
-                     f"{'ratio':>8} {'wrong':>7} {'capped':>7} {'wall s':>7}  note")
+                     f"{'ratio':>8} {'wrong':>7} {'capped':>7} {'wall s':>7} {'cpu s':>7}  note")
         for c in (c for c in cells if c.instance == inst.name):
             name = LABEL.get(c.policy, c.policy)
             if c.mean_cost is None:
                 lines.append(f"  {name:<16}{'–':>12} {'':>10} {'':>10} {'':>8} {'':>7} "
-                             f"{'':>7} {'':>7}  {c.note}")
+                             f"{'':>7} {'':>7} {'':>7}  {c.note}")
                 continue
             flag = "  BELOW THE BOUND" if c.below_bound else ""
             ratio = f"{c.ratio:>8.2f}" if c.ratio is not None else f"{'–':>8}"
             lines.append(f"  {name:<16}{_num(c.mean_cost, 12)} {_num(c.ci95)} {_num(c.bound)} "
                          f"{ratio} {c.n_errors:>3}/{c.n_runs:<3} {c.n_capped:>3}/{c.n_runs:<3} "
-                         f"{c.wall_time:>7.1f}  {c.note}{flag}")
+                         f"{c.wall_time:>7.1f} {c.cpu_time:>7.1f}  {c.note}{flag}")
     return "\n".join(lines)
 
 
@@ -200,7 +200,8 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
         for text in texts:
             click.echo(text)
         click.echo(format_summary(summary))
-        click.echo(f"total wall time: {wall:.1f} s")
+        cpu = sum(c.cpu_time for c in all_cells)
+        click.echo(f"total wall time: {wall:.1f} s (CPU time of the cells: {cpu:.1f} s)")
     if plot_file:
         per_delta = {delta: all_cells}
         for d in PLOT_DELTAS:
