@@ -7,8 +7,9 @@ The objective is the narrow bump on a broad hill of tests/search/test_waves.py
 ends a search at the same pull on every machine. For each budget and seed the
 default ``MFTuner`` (waves, ``epsilon="auto"``) runs; printed per budget: the
 runs that ended with their certificate (``stopping_reason_ ==
-"stopping-rule"``), why the waves stopped proposing, and the median objective
-value of the recommendation.
+"stopping-rule"``), why the waves stopped proposing (``Waves.finished_``;
+"never" when the budget ended the search inside an exploring wave), and the
+median objective value of the recommendation.
 
 Run: ``PYTHONPATH=. python benchmarks/wave_endings.py`` (about a minute on one core).
 """
@@ -76,7 +77,7 @@ def main(budgets=(1.0, 2.0, 4.0), seeds=10) -> None:
                         n_candidates=16, cv=3, costs="levels", refit=False, budget=budget,
                         random_state=seed).fit(X, y)
             certified += t.stopping_reason_ == "stopping-rule"
-            ends[t.policy_.finished_ or "still proposing"] += 1
+            ends[t.policy_.finished_ or "never (the budget ended a wave)"] += 1
             values.append(float(objective(t.best_params_["x1"], t.best_params_["x2"])))
         print(f"budget {budget:g} s: {certified}/{seeds} runs end with the certificate; "
               f"waves stopped proposing: {dict(ends)}; median value {np.median(values):.4f}",
