@@ -151,7 +151,7 @@ class _Builder:
 
     def final(self, n_arms: int, delta: float):
         """The final wave's policy: successive elimination at the top fidelity (``"se"``),
-        with the search's ε and confidence radius.
+        with the search's ε and the exploring waves' confidence radius.
 
         Parameters
         ----------
@@ -164,8 +164,9 @@ class _Builder:
         -------
         SuccessiveElimination
         """
+        radius = self.ctx.params.get("confidence", self.ctx.confidence)  # as the waves'
         ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta),
-                      params={"confidence": self.ctx.confidence})
+                      params={"confidence": radius})
         return algorithms.make_policy("se", ctx)
 
 
