@@ -143,7 +143,9 @@ def _mftuner(task, seed, X, y, algorithm):
     trace = [(t, dict(tuner.candidates_[arm])) for t, _, _, arm in tuner.history_]
     detail = (f"{tuner.algorithm_}, {tuner.stopping_reason_}, {tuner.n_pulls_} pulls, "
               f"best at f{int(tuner.cv_results_['fidelity_reached'][tuner.best_index_])}")
-    return wall, dict(tuner.best_params_), trace, detail
+    if tuner.adaptive_:  # how far the waves got (a final wave counts among them)
+        detail += f", {len(tuner.waves_)} wave(s)"
+    return wall, dict(tuner.best_params_), trace, detail, tuner.stopping_reason_
 
 
 def _sklearn(task, seed, X, y, halving: bool):
@@ -225,11 +227,14 @@ def held_scores(trace, test, budget: float) -> tuple[float, ...]:
 
 
 def _run_method(method: str, algo, task: Task, seed: int, X, y):
+    """``(wall, best params, trace, detail, stopping reason)``; the reason is MFTuner's
+    ``stopping_reason_`` (``"stopping-rule"``: it ended with its certificate), ``None``
+    for the other methods."""
     if method == "MFTuner":
         return _mftuner(task, seed, X, y, algo)
     if method in ("RandomizedSearchCV", "HalvingRandomSearchCV"):
-        return _sklearn(task, seed, X, y, halving=method.startswith("Halving"))
-    return _peer(method, task, seed, X, y)
+        return (*_sklearn(task, seed, X, y, halving=method.startswith("Halving")), None)
+    return (*_peer(method, task, seed, X, y), None)
 
 
 def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=None,
@@ -254,16 +259,17 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
     if not runs:
         return []
     grid = _load_grid(grid_file, task.name, seed)
-    best_any = max(test(best) for *_, best, _, _ in runs if best)
+    best_any = max(test(best) for _, _, _, best, *_ in runs if best)
     ref = grid["best_test"] if grid is not None else best_any
     target = ref - TOLERANCE[task.name]
     rows = []
-    for name, method, wall, best, trace, detail in runs:
+    for name, method, wall, best, trace, detail, stopping in runs:
         end_only = method in ("RandomizedSearchCV", "HalvingRandomSearchCV")
         ttt = _time_to_target(trace, test, target, end_only, wall)
         final = test(best) if best else np.nan
         held = held_scores(trace, test, task.budget)
-        rows.append(Row(task.name, seed, name, wall, ttt, final, target, detail, held))
+        rows.append(Row(task.name, seed, name, wall, ttt, final, target, detail, held,
+                        stopping))
         log(f"  seed {seed} {name:24s} wall {wall:7.1f} s  time-to-target {ttt:7.1f} s  "
             f"test {final:.4f} (target {target:.4f}{' grid' if grid else ''})  held at "
             + "/".join(f"{100 * s:g}" for s in HELD_AT) + " % of "
@@ -303,8 +309,10 @@ def summarize(rows: list[Row]) -> list[dict]:
         ``time_to_target`` and ``wall`` (``median``/``min``/``max`` seconds,
         ``inf`` = never), ``final_test`` (median), ``test_held`` (median
         score held at each share of :data:`HELD_AT`, keyed ``"25%"`` …;
-        see :func:`_median_held`) and ``held_seeds`` (seeds that had a
-        recommendation then).
+        see :func:`_median_held`), ``held_seeds`` (seeds that had a
+        recommendation then) and ``certified`` (MFTuner: seeds that ended with
+        their certificate, ``stopping_reason_ == "stopping-rule"``; ``None``
+        for the methods without one).
     """
     out = []
     for task in dict.fromkeys(r.task for r in rows):
@@ -322,6 +330,8 @@ def summarize(rows: list[Row]) -> list[dict]:
                               for i, s in enumerate(HELD_AT[:held.shape[1]])},
                 "held_seeds": {_share(s): int(np.isfinite(held[:, i]).sum())
                                for i, s in enumerate(HELD_AT[:held.shape[1]])},
+                "certified": (None if all(r.stopping is None for r in rs)
+                              else int(sum(r.stopping == "stopping-rule" for r in rs))),
             })
     return out
 
@@ -356,12 +366,13 @@ def format_table(rows: list[Row]) -> str:
     """The report: per task and method (:func:`summarize`) the seeds on target, the
     time-to-target (median [min–max]), the median test score held at 25 %, 50 % and 100 %
     of the wall budget (and on how many seeds a recommendation existed then), the median
-    final test score and wall time; and MFTuner's paired time-to-target ratio against
-    the best peer."""
+    final test score and wall time, the seeds that ended with their certificate
+    (MFTuner; ``—`` for the methods without one); and MFTuner's paired time-to-target
+    ratio against the best peer."""
     held = [_share(s) for s in HELD_AT]
     out = [f"{'task':14s} {'method':24s} {'reached':>7s} {'time-to-target s':>24s} "
            + " ".join(f"{'test @' + h:>14s}" for h in held)
-           + f" {'final test':>11s} {'wall s':>8s}"]
+           + f" {'final test':>11s} {'wall s':>8s} {'certified':>9s}"]
     summary = summarize(rows)
     for task in dict.fromkeys(r.task for r in rows):
         for s in (s for s in summary if s["task"] == task):
@@ -369,7 +380,9 @@ def format_table(rows: list[Row]) -> str:
             out.append(f"{task:14s} {s['method']:24s} {s['reached']:>4d}/{s['seeds']:<2d} "
                        f"{t['median']:7.1f} [{t['min']:.1f}–{t['max']:.1f}]".ljust(73)
                        + " ".join(f"{_held_cell(s, h):>14s}" for h in held)
-                       + f" {s['final_test']:11.4f} {s['wall']['median']:8.1f}")
+                       + f" {s['final_test']:11.4f} {s['wall']['median']:8.1f} "
+                       + (f"{s['certified']:>6d}/{s['seeds']}" if s["certified"] is not None
+                          else f"{'—':>9s}"))
         line = _paired_line([r for r in rows if r.task == task],
                             [s for s in summary if s["task"] == task])
         if line:
@@ -385,7 +398,8 @@ def rows_to_json(rows: list[Row]) -> list[dict]:
     """Rows as JSON-ready dicts (``inf``/``nan`` as ``null``)."""
     return [{"task": r.task, "seed": r.seed, "method": r.method, "wall": _num(r.wall),
              "time_to_target": _num(r.time_to_target), "final_test": _num(r.final_test),
-             "target": _num(r.target), "detail": r.detail,
+             "target": _num(r.target), "detail": r.detail, "stopping_reason": r.stopping,
+             "certified": None if r.stopping is None else r.stopping == "stopping-rule",
              "test_held": {_share(s): _num(v) for s, v in zip(HELD_AT, r.test_held,
                                                                strict=False)}}
             for r in rows]

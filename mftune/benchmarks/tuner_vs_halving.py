@@ -153,6 +153,8 @@ class Row:
     #: budget in wall seconds (``nan``: the method had nothing to recommend by then);
     #: :data:`mftune.benchmarks.head_to_head.HELD_AT` gives the shares.
     test_held: tuple = ()
+    #: How the run ended (MFTuner's ``stopping_reason_``; ``None`` for the other methods).
+    stopping: str | None = None
 
 
 def halving_min_resources(task: Task) -> dict[str, int]:

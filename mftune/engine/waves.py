@@ -25,10 +25,18 @@ sampled, unconditional space) runs like this:
    score over the acquisition pool is at most the incumbent's score + ε),
    when the proposals of the last :data:`STALL_WAVES` waves did not raise
    the incumbent's score by more than ε, or after ``max_waves`` exploring
-   waves. The search then stops if the wave ended with its certificate;
-   if it ended early, a **final wave** over its survivors runs with
-   ``δ/2`` to its stopping rule. So ``Σ δ ≤ δ/2 + δ/2``. The budget may end
-   the search at any point (no certificate then).
+   waves, or when what is left of the budget would not pay for another
+   wave (twice the last one's cost) and the final wave after it
+   (:meth:`Waves.final_cost`). The search
+   then stops if the wave ended with its certificate; if it ended early, a
+   **final wave** over its survivors runs with ``δ/2`` to its stopping rule.
+   Every survivor of an early-ended wave has closed a round at the top
+   fidelity, so the final wave is successive elimination *at the top
+   fidelity only* (:class:`mftune.policies.iise.SuccessiveElimination`, the
+   search's radius and ε): it does not pull the survivors again at the
+   cheaper fidelities, which screened them already. So
+   ``Σ δ ≤ δ/2 + δ/2``. The budget may end the search at any point (no
+   certificate then).
 
 What the certificate covers. Let ``b_w`` be the best (top-fidelity mean) of
 all the candidates of waves ``1..w``. On the event that every wave's
@@ -38,8 +46,11 @@ elimination is correct (its best candidate is never eliminated; probability
 them, is carried into wave ``w`` whether that wave ended by its rule or
 early, and ``b_w`` is either ``b_{w-1}`` or a new candidate of wave ``w``),
 so the last wave's recommendation is within ε of ``b_W``, the best of **every** candidate
-evaluated. Carrying *all* survivors, not only the incumbent, is what keeps ε
-from adding up over waves. The surrogate's judgement that nothing new is
+evaluated. Which fidelities a wave visits does not enter the argument, only
+that its elimination is δ-correct at its own δ: the final wave's successive
+elimination at the top fidelity is (the top fidelity has no bias). Carrying
+*all* survivors, not only the incumbent, is what keeps ε from adding up over
+waves. The surrogate's judgement that nothing new is
 worth more than ε is a model's prediction, not a probability statement; the
 result says which is which (:func:`mftune.study.record.statement`).
 """
@@ -52,6 +63,7 @@ import numpy as np
 
 from ..policies import registry as algorithms
 from ..policies.base import ArmStats, Policy, Pulls
+from ..radii import iise_radius, mixture_radius
 from .surrogate import SURROGATES, propose
 
 __all__ = ["MAX_WAVES", "WAVE_ALGORITHMS", "Waves", "make_waves", "wave_delta"]
@@ -67,6 +79,15 @@ STALL_WAVES = 2
 WAVE_ALGORITHMS = ("se", "iise", "iise-gamma")
 #: The surrogate of the waves (``python -m mftune.benchmarks.surrogate_choice``).
 DEFAULT_SURROGATE = "forest"
+#: Rounds within which :meth:`Waves.final_cost` looks for the final wave's end.
+ROUNDS_CAP = 100_000
+
+
+def _apply_updates(policy, updates: dict) -> None:
+    """``policy.update_bounds(**updates)``, less the bias bound for a policy with none (the
+    final wave's successive elimination at the top fidelity, which has no bias)."""
+    has_bias = getattr(policy, "_current_bias", lambda: None)() is not None
+    policy.update_bounds(**{k: v for k, v in updates.items() if k != "xi" or has_bias})
 
 
 def wave_delta(delta: float, wave) -> np.ndarray | float:
@@ -111,9 +132,11 @@ def make_waves(name: str, ctx, wave_size: int, max_waves: int | None = None) -> 
     """
     max_waves = MAX_WAVES if max_waves is None else max_waves
     ev = ctx.evaluator
-    return Waves(_Builder(name, ctx), ctx.space, ev.candidates, ev.add_candidates, len(ctx.costs),
+    builder = _Builder(name, ctx)
+    return Waves(builder, ctx.space, ev.candidates, ev.add_candidates, len(ctx.costs),
                  delta=ctx.delta, epsilon=ctx.epsilon, wave_size=wave_size,
-                 max_waves=max_waves, random_state=ctx.random_state)
+                 max_waves=max_waves, random_state=ctx.random_state,
+                 build_final=builder.final if len(ctx.costs) > 1 else None)
 
 
 class _Builder:
@@ -125,6 +148,26 @@ class _Builder:
     def __call__(self, n_arms: int, delta: float):
         ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta))
         return algorithms.make_policy(self.name, ctx)
+
+    def final(self, n_arms: int, delta: float):
+        """The final wave's policy: successive elimination at the top fidelity (``"se"``),
+        with the search's ε and the exploring waves' confidence radius.
+
+        Parameters
+        ----------
+        n_arms : int
+            The survivors the final wave runs over.
+        delta : float
+            Its confidence (``δ/2`` of the search).
+
+        Returns
+        -------
+        SuccessiveElimination
+        """
+        radius = self.ctx.params.get("confidence", self.ctx.confidence)  # as the waves'
+        ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta),
+                      params={"confidence": radius})
+        return algorithms.make_policy("se", ctx)
 
 
 class Waves:
@@ -163,6 +206,11 @@ class Waves:
         survivor over: new candidates then arrive while the search runs,
         not only after a certificate, which a budget may never reach. The
         last wave always runs to its stopping rule.
+    build_final : callable, optional
+        ``build_final(n_arms, delta)`` returns the policy of the final wave
+        (the survivors of a wave that ended early, all screened up to the top
+        fidelity); :func:`make_waves` gives successive elimination at the top
+        fidelity (:meth:`_Builder.final`). ``None``: ``build``.
 
     Attributes
     ----------
@@ -173,7 +221,8 @@ class Waves:
         its end the survivors, the incumbent and the surrogate's worth.
     finished_ : str or None
         Why no wave follows: ``"surrogate"`` (nothing new worth more than
-        ε), ``"stalled"``, ``"budget"`` (another wave would not fit in what is
+        ε), ``"stalled"``, ``"budget"`` (another wave and the final one after it,
+        :meth:`final_cost`, would not fit in what is
         left of the search's budget, :attr:`budget_left_`), ``"max-waves"`` or
         ``"exhausted"`` (no new configuration left).
     """
@@ -181,13 +230,14 @@ class Waves:
     def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,
                  delta: float, epsilon: float | None, wave_size: int,
                  max_waves: int = MAX_WAVES, surrogate: str | None = None,
-                 random_state=None, early_end: bool = True):
+                 random_state=None, early_end: bool = True, build_final=None):
         surrogate = DEFAULT_SURROGATE if surrogate is None else surrogate
         if surrogate not in SURROGATES:
             raise ValueError(f"surrogate must be one of {list(SURROGATES)}; got {surrogate!r}")
         if int(max_waves) != max_waves or max_waves < 1:
             raise ValueError(f"max_waves must be an integer >= 1; got {max_waves!r}")
         self.build, self.space, self.candidates, self._grow = build, space, candidates, grow
+        self.build_final = build if build_final is None else build_final
         self.n_fidelities = int(n_fidelities)
         self.delta, self.epsilon = float(delta), epsilon
         self.wave_size, self.max_waves, self.surrogate = int(wave_size), int(max_waves), surrogate
@@ -268,7 +318,7 @@ class Waves:
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
         self._updates.update(kwargs)
         if kwargs:
-            self.inner.update_bounds(**kwargs)
+            _apply_updates(self.inner, kwargs)
             self._mirror()  # a grown bound may re-open candidates
 
     def recommend(self) -> int:
@@ -358,9 +408,9 @@ class Waves:
         self._local[self.members] = np.arange(self.members.size)
         # half of δ for the final certificate, half split over the exploring waves
         delta = self.delta / 2 if final else wave_delta(self.delta / 2, self.wave_)
-        inner = self.build(self.members.size, delta)
+        inner = (self.build_final if final else self.build)(self.members.size, delta)
         if self._updates:
-            inner.update_bounds(**self._updates)
+            _apply_updates(inner, self._updates)
         if self._pull_costs is not None and hasattr(inner, "pull_costs_"):
             inner.pull_costs_ = self._pull_costs
         self.inner = inner
@@ -417,9 +467,12 @@ class Waves:
             self._conclude("max-waves", certified)
             return
         spent = float(self.stats.cost.sum()) - log["start_cost"]
-        if self.budget_left_ is not None and self.budget_left_ < 2.0 * spent:
-            # another wave, and the final one it may need, would not fit in the budget:
-            # certify what was evaluated rather than end on the budget [RECON]
+        final = self.final_cost(survivors)
+        log["final_cost"] = None if not np.isfinite(final) else final
+        if self.budget_left_ is not None and self.budget_left_ < 2.0 * spent + final:
+            # another wave (twice this one's cost: waves grow as they go) and the final one
+            # it may need (priced by final_cost) would not fit in the budget: certify what
+            # was evaluated rather than end on the budget [RECON]
             self._conclude("budget", certified)
             return
         counts = self.stats.counts + self.evidence_.counts
@@ -445,6 +498,65 @@ class Waves:
         rest = survivors[survivors != inc]
         carried = np.concatenate([[inc], rest]).astype(np.int64)
         self._start_wave(np.concatenate([carried, new]), carried)
+
+    def final_cost(self, survivors) -> float:
+        """Estimated cost of a final wave over ``survivors`` [RECON].
+
+        The final wave (:meth:`_Builder.final`) pulls every survivor once per
+        round at the top fidelity; survivor ``i`` goes once ``2 B(t) <= g_i``,
+        its gap to the leader's top-fidelity mean, and the wave stops once one
+        survivor is left or ``2 B(t) <= ε`` (its ε stopping rule), with
+        ``B(t)`` the search's radius at ``δ/(2 n)`` and the top fidelity's σ².
+        The gaps are the survivors' top-fidelity means so far (a plug-in
+        estimate: a survivor without a top-fidelity result counts as tied).
+        The cost of one pull is the mean measured cost of the top-fidelity
+        pulls so far (a nominal cost before any). The budget rule of
+        :meth:`_end_wave` reads it: another exploring wave starts only when
+        what is left of the budget pays for twice the cost of the last wave
+        (the next one, as waves grow) *and* this final wave after it.
+
+        Parameters
+        ----------
+        survivors : array-like of int
+            The candidates the final wave would run over.
+
+        Returns
+        -------
+        float
+            In the units of the pulls' costs (the search's seconds); ``inf``
+            when the rule would not end within :data:`ROUNDS_CAP` rounds
+            (ties without an ε).
+        """
+        arms = np.asarray(survivors, dtype=np.int64).reshape(-1)
+        n = arms.size
+        if n <= 1:
+            return 0.0
+        top = self.n_fidelities - 1
+        counts = self.stats.counts[top] + self.evidence_.counts[top]
+        sums = self.stats.sums[top] + self.evidence_.sums[top]
+        pulls = int(self.stats.counts[top].sum())
+        per_pull = (float(self.stats.cost[top].sum()) / pulls if pulls
+                    else float(self.nominal_costs()[top]))
+        var = self._updates.get("variance_proxy")
+        if var is None:
+            var = getattr(self.inner, "variance_proxy", 1.0)
+        s2 = float(np.asarray(var, dtype=float).reshape(-1)[-1])
+        func = mixture_radius if getattr(self.inner, "confidence", "iise") == "mixture" \
+            else iise_radius
+        width = 2.0 * func(np.arange(1, ROUNDS_CAP + 1, dtype=float), self.delta / 2 / n, s2)
+
+        def rounds(gap: float) -> float:  # first t with 2 B(t) <= gap
+            ok = np.flatnonzero(width <= gap)
+            return float(ok[0] + 1) if ok.size else np.inf
+
+        has = counts[arms] > 0
+        means = np.where(has, sums[arms] / np.maximum(counts[arms], 1), -np.inf)
+        lead = int(np.argmax(means)) if has.any() else 0
+        gaps = np.where(has, means[lead] - means, 0.0)
+        t_eps = rounds(float(self.epsilon)) if self.epsilon else np.inf
+        others = np.array([min(rounds(g), t_eps) for k, g in enumerate(gaps) if k != lead])
+        total = others.sum() + others.max()  # the leader is pulled until the last one goes
+        return float(total * per_pull) if np.isfinite(total) else np.inf
 
     def _stalled(self, score: float, eps: float) -> bool:
         """The surrogate's proposals of the last :data:`STALL_WAVES` waves did not raise

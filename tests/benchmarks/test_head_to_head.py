@@ -63,3 +63,20 @@ def test_tuner_vs_halving_matches_training_rows_and_pairs_each_halving():
     assert "ratio MFTuner/Halving time-to-target, paired by seed: median 0.75 [0.50–1.00]" in text
     assert "ratio MFTuner/Halving-r time-to-target, paired by seed: median 2.00 [2.00–2.00] " \
            "over 1 seeds" in text
+
+
+def test_the_rows_say_how_each_mftuner_run_ended():
+    from mftune.benchmarks.head_to_head import report_json
+
+    rows = [Row("t", 0, "MFTuner", 10.0, 2.0, 0.9, 0.89, "", (), "stopping-rule"),
+            Row("t", 1, "MFTuner", 10.0, 3.0, 0.9, 0.89, "", (), "budget"),
+            Row("t", 0, "Optuna TPE", 10.0, 4.0, 0.9, 0.89, "")]
+    out = report_json(rows)
+    got = [(r["method"], r["stopping_reason"], r["certified"]) for r in out["rows"]]
+    assert got == [("MFTuner", "stopping-rule", True), ("MFTuner", "budget", False),
+                   ("Optuna TPE", None, None)]
+    cert = {s["method"]: s["certified"] for s in out["summary"]}
+    assert cert == {"MFTuner": 1, "Optuna TPE": None}
+    table = format_table(rows)
+    assert "certified" in table.splitlines()[0]
+    assert "1/2" in table.splitlines()[1]  # one MFTuner run of two ended with its certificate

@@ -232,3 +232,84 @@ def test_no_new_wave_when_it_would_not_fit_in_the_budget(monkeypatch):
     assert t.policy_.finished_ == "budget" and len(t.waves_) <= 2
     assert np.all(t.cv_results_["wave"] == 1)
     assert "would not have fitted in the budget" in t.guarantee_
+
+
+@pytest.fixture
+def nominal_costs(monkeypatch):
+    """Pulls cost 0.01 s × max_iter / 27 (not the measured seconds): a budget then ends a
+    search at the same pull on every machine."""
+    from mftune.search import evaluation
+
+    original = evaluation.CVEvaluator.evaluate
+
+    def evaluate(self, pulls):
+        out = original(self, pulls)
+        levels = np.asarray(self.levels, dtype=float)
+        out.costs = 0.01 * levels[np.asarray(pulls.fidelities)] / levels[-1]
+        return out
+
+    monkeypatch.setattr(evaluation.CVEvaluator, "evaluate", evaluate)
+
+
+def test_the_default_search_ends_with_its_certificate_within_the_budget(nominal_costs):
+    # With a cost budget of 2 s, the budget rule that compared what was left with twice
+    # the last wave's cost let a fifth wave start, and the search ended on the budget
+    # (seed 0: 438 pulls, 5 waves, no certificate). The rule that prices the final wave
+    # (its rounds at the top fidelity until the ε rule, Waves.final_cost) stops
+    # proposing in time, and the final wave certifies.
+    t = bump_tuner(budget=2.0, random_state=0).fit(X, Y)
+    assert t.stopping_reason_ == "stopping-rule", (t.stopping_reason_, len(t.waves_))
+    assert t.total_cost_ <= 2.0
+    p = t.policy_
+    assert p.finished_ == "budget" and t.waves_[-1]["certified"]
+    # the certificate names what it covers: every candidate evaluated, in every wave
+    n = len(t.candidates_)
+    assert f"the best of the {n} candidates evaluated in {len(t.waves_)} wave(s)" \
+        in t.guarantee_
+    assert "would not have fitted in the budget" in t.guarantee_
+    assert "configurations not evaluated are not covered" in t.guarantee_
+    # and it still found the bump (a configuration on it scores >= 0.65)
+    assert float(objective(t.best_params_["x1"], t.best_params_["x2"])) >= 0.65
+
+
+def test_the_final_wave_pulls_its_survivors_at_the_top_fidelity_only(monkeypatch):
+    monkeypatch.setattr(waves, "MAX_WAVES", 2)
+    t = bump_tuner().fit(X, Y)
+    last = t.waves_[-1]
+    assert t.stopping_reason_ == "stopping-rule" and last["certified"]
+    if not last.get("final"):
+        pytest.skip("the second wave certified by its own rule: no final wave")
+    inner = t.policy_.inner
+    assert type(inner).__name__ == "SuccessiveElimination"
+    assert inner.stats.counts[:-1].sum() == 0 and inner.stats.counts[-1].sum() > 0
+    assert last["delta"] == pytest.approx(0.05 / 2)
+    # its candidates are the survivors of the wave before, the incumbent first
+    before = t.waves_[-2]
+    assert last["carried"][0] == before["incumbent"]
+    assert sorted(last["carried"]) == sorted(before["survivors"])
+
+
+def test_the_final_wave_cost_grows_with_ties_and_survivors(adaptive):
+    p = adaptive.policy_
+    top = p.n_fidelities - 1
+    assert p.final_cost([0]) == 0.0
+    arms = np.flatnonzero(p.stats.counts[top] > 0)[:4]
+    assert arms.size == 4
+    sums = p.stats.sums[top].copy()
+    means = sums[arms] / p.stats.counts[top, arms]
+    try:
+        near = p.final_cost(arms)
+        # the same arms with the leader far ahead cost less: the others go early
+        p.stats.sums[top, arms[0]] = (means.max() + 10.0) * p.stats.counts[top, arms[0]]
+        apart = p.final_cost(arms)
+        assert 0.0 < apart < near < np.inf
+        # four tied survivors cost more than two tied ones; without ε a tie never ends
+        p.stats.sums[top, arms] = means[0] * p.stats.counts[top, arms]
+        assert near <= p.final_cost(arms) > p.final_cost(arms[:2]) > 0.0
+        eps, p.epsilon = p.epsilon, None
+        try:
+            assert p.final_cost(arms) == np.inf
+        finally:
+            p.epsilon = eps
+    finally:
+        p.stats.sums[top] = sums
