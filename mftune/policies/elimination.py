@@ -12,20 +12,7 @@ reused. The elimination and switch rules, ``B(t, δ)`` and ``δ' = δ/(K M)`` ar
 pulls go out, never what is eliminated, so δ-correctness is untouched
 (docs/algorithms.md states each rule and why).
 
-GLR stopping in the top phase (``top_glr``) [RECON]: in the final phase,
-after every round, a generalised likelihood ratio test among the survivors
-at the top fidelity (:class:`~mftune.policies.glr.GLRStopping` with one
-fidelity and the ε pair values of
-:func:`~mftune.policies.lower_bound.pair_values`) may also end the run; the
-eliminations keep running, and the run stops at whichever comes first. The
-final phase's δ share is split in two halves: its eliminations (and the ε
-rule) use half their per-arm δ', the test the other half of the phase's
-total. A wrong answer needs a lower phase's bound to fail (its share,
-unchanged), a top-phase bound to fail (half the top share) or, with the
-best arm still a survivor, the test to certify a worse arm against it (the
-other half): a union bound gives δ in all. :meth:`PhasedElimination.glr_delta`
-has the test's δ, :func:`~mftune.policies.glr.paired_mixture_threshold` the
-threshold and the proof of its validity.
+The final phase may also stop by a GLR test (``top_glr``: :mod:`mftune.policies.top_glr`).
 """
 
 from __future__ import annotations
@@ -42,21 +29,15 @@ from .._validation import (
 )
 from ..radii import iise_radius, mixture_radius, phase_length
 from .base import ArmStats, Policy, Pulls
-from .glr import GLRStopping, paired_mixture_threshold
+from .top_glr import GLR_SHARE, TOP_GLR, TopGLR
 
 __all__ = ["CONFIDENCES", "TOP_GLR", "PhasedElimination"]
 
 #: The confidence radii a phased elimination can use.
 CONFIDENCES = ("iise", "mixture")
-#: The thresholds of the top phase's GLR test (``top_glr``): the proven
-#: ``"paired-mixture"`` and two of :data:`~mftune.policies.glr.THRESHOLDS`
-#: (``"practical"``: no proof; ``"theory"``: MF-GRAD's, its proof RECON).
-TOP_GLR = ("paired-mixture", "practical", "theory")
-#: Share of the final phase's δ given to the GLR test (the rest to its eliminations).
-GLR_SHARE = 0.5
 
 
-class PhasedElimination(Policy):
+class PhasedElimination(TopGLR, Policy):
     """Engine of the IISE family (use :class:`IISE`, :class:`IISEGamma`, :class:`MFE`, SE).
 
     Parameters
@@ -124,25 +105,14 @@ class PhasedElimination(Policy):
         phase (the paper's ``δ/(K M)``).
     top_glr : {"paired-mixture", "practical", "theory"}, optional
         Also stop the final phase with a GLR test among the survivors at
-        the top fidelity (module docstring) [RECON], with this threshold:
-
-        * ``"paired-mixture"``: ``(1 + 1/t)(log((K−1)/δ_g) + ½ log(1 + t))``
-          at ``t`` rounds (:func:`~mftune.policies.glr.paired_mixture_threshold`):
-          Robbins' normal mixture (the radius ``confidence="mixture"`` uses,
-          [paper: Howard et al. 2021]) applied to the difference of two
-          arms' rewards, which is valid for any sampling rule that tests
-          pairs at equal counts, as the rounds do; so the test is δ_g-correct.
-          Chosen over Kaufmann & Koolen (2021)'s threshold because its proof
-          rests on a bound the package already uses and tests, and it is
-          about half as large at the round counts a search reaches.
-        * ``"practical"``: MF-GRAD's ``log(K/δ_g) + log(1 + log t)``, ``t``
-          the top phase's pulls [code]; no proof covers it (unproven).
-        * ``"theory"``: MF-GRAD's ``"theory"`` threshold with one fidelity
-          (that it is proven is RECON).
-
-        ``δ_g`` is :meth:`glr_delta`: half of the final phase's δ, whose
-        eliminations keep the other half. ``K`` counts every arm (the
-        survivors are chosen by the data). ``None``: no test.
+        the top fidelity, with this threshold (:mod:`mftune.policies.top_glr`)
+        [RECON]: ``"paired-mixture"``, ``(1 + 1/t)(log((K−1)/δ_g) + ½ log(1 +
+        t))`` at ``t`` rounds, proven for any sampling rule that tests pairs at
+        equal counts (:func:`~mftune.policies.glr.paired_mixture_threshold`);
+        ``"practical"``, MF-GRAD's, which no proof covers; ``"theory"``,
+        MF-GRAD's with one fidelity (its proof RECON). ``δ_g`` is
+        :meth:`glr_delta`, half of the final phase's δ; the eliminations keep
+        the other half. ``None``: no test.
     """
 
     def __init__(
@@ -376,48 +346,6 @@ class PhasedElimination(Policy):
         if phase >= self.phases.size - 1:
             return self.delta * self.top_share / self.n_arms
         return self.delta * (1.0 - self.top_share) / (self.n_arms * (self.phases.size - 1))
-
-    def glr_delta(self) -> float:
-        """δ of the top phase's GLR test: :data:`GLR_SHARE` of the final phase's ``K δ'``."""
-        return GLR_SHARE * self.n_arms * self._share_delta(self.phases.size - 1)
-
-    def _glr_time(self, t):
-        """The threshold's ``t`` after ``t`` rounds of the final phase: the rounds for
-        ``"paired-mixture"``, else the top phase's pulls (``t`` may be ahead of the stats)."""
-        if self.top_glr == "paired-mixture":
-            return t
-        m = self.fidelity_
-        told = float(self.stats.counts[m].sum())
-        return told + (np.asarray(t, dtype=float) - self.t_) * self._round_arms().size
-
-    def _glr(self) -> GLRStopping:
-        """The top phase's GLR test at the current σ² and ε (one fidelity, :meth:`glr_delta`)."""
-        threshold = (paired_mixture_threshold if self.top_glr == "paired-mixture"
-                     else self.top_glr)
-        return GLRStopping(self.n_arms, [0.0], float(np.sqrt(self._variance_now())),
-                           self.glr_delta(), threshold=threshold, epsilon=self.epsilon or 0.0)
-
-    def _glr_may_stop(self, sums: np.ndarray, t) -> np.ndarray:
-        """Per round (columns of ``sums``, survivors × rounds, after ``t`` rounds): may the
-        GLR test stop? With equal counts its statistic is ``(S_1 − S_2 + εt)² / (4σ² t)``
-        (``S_1 >= S_2`` the two largest sums: the empirical best against its closest
-        challenger); a relative slack of 1e-9 makes this a superset of the test's stops."""
-        if sums.shape[0] < 2:
-            return np.zeros(sums.shape[1], dtype=bool)
-        top2 = np.sort(sums, axis=0)[-2:]
-        lead = top2[1] - top2[0] + (self.epsilon or 0.0) * t
-        stat = lead * lead / (4.0 * self._variance_now() * t)
-        return stat >= self._glr().threshold(self._glr_time(t)) * (1.0 - 1e-9)
-
-    def _glr_test(self, arms: np.ndarray, means: np.ndarray) -> None:
-        """The top phase's GLR test on the survivors ``arms`` (their means after ``t_`` rounds)."""
-        if not self._glr_may_stop(means[:, None] * self.t_, np.array([self.t_]))[0]:
-            return  # the closed form rules a stop out; skip the solver
-        counts = np.full((arms.size, 1), float(self.t_))
-        stop, _, _, arm = self._glr().test(counts, means[:, None], t=self._glr_time(self.t_))
-        if stop:
-            self.glr_arm_ = int(arms[arm])
-            self.stopped_early_ = True
 
     def _variance_now(self, phase: int | None = None) -> float:
         """σ² of a phase's fidelity: per-fidelity when set by :meth:`update_bounds`."""

@@ -109,7 +109,7 @@ class PolicyContext:
         in the tuner; ``None``: the paper's ``δ/(K M)`` everywhere).
     top_glr : str or None
         The threshold of the GLR test that may also end the top phase of the
-        phased eliminations (:data:`~mftune.policies.elimination.TOP_GLR`;
+        phased eliminations (:data:`~mftune.policies.top_glr.TOP_GLR`;
         ``None``: no test, the tuner's default and the papers').
     params : dict
         The tuner's ``algorithm_params``: options of the policy the tuner does

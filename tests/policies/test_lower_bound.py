@@ -11,10 +11,10 @@ from mftune.policies.lower_bound import (
     characteristic_value,
     characteristic_values,
     cost_lower_bound,
-    cost_lower_bound_lp,
     max_min,
     pair_values,
 )
+from mftune.policies.lower_bound_lp import cost_lower_bound_lp
 
 SOLVERS = [cost_lower_bound, cost_lower_bound_lp]
 # C*(µ) of docs/shared MFGRAD.md (an independent Kelley/HiGHS solver, 4-5 significant digits)

@@ -6,10 +6,10 @@ import pytest
 from scipy.stats import binom
 
 from mftune.policies import IISEGamma, SuccessiveElimination
-from mftune.policies.elimination import GLR_SHARE, TOP_GLR
 from mftune.policies.glr import GLRStopping, paired_mixture_threshold
 from mftune.policies.lower_bound import pair_values
 from mftune.policies.registry import check_params, policy_from_settings
+from mftune.policies.top_glr import GLR_SHARE, TOP_GLR
 
 XI1 = np.array([0.0])
 
