@@ -4,42 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, RegressorMixin
 
 from mftune import MFTuner, Real
+from mftune.benchmarks import bump
+from mftune.benchmarks.bump import Bump, objective
 from mftune.engine import waves
 from mftune.engine.candidates import initial_design, resolve_adaptive
 from mftune.engine.surrogate import propose
 from mftune.engine.waves import wave_delta
 from mftune.space import Integer, Space
-
-CENTRE = np.array([0.73, 0.27])
-
-
-def objective(x1, x2):
-    """A broad hill (top 0.5) with a narrow bump (+0.2, width 0.04) at its top."""
-    d2 = (np.asarray(x1) - CENTRE[0]) ** 2 + (np.asarray(x2) - CENTRE[1]) ** 2
-    return 0.5 - 0.5 * d2 + 0.2 * np.exp(-d2 / (2 * 0.04**2))
-
-
-class Bump(RegressorMixin, BaseEstimator):
-    """Scores ``objective`` minus ``0.2 / max_iter`` plus noise seeded by the CV split."""
-
-    def __init__(self, x1=0.5, x2=0.5, max_iter=27, noise=0.01):
-        self.x1, self.x2, self.max_iter, self.noise = x1, x2, max_iter, noise
-
-    def fit(self, X, y=None):
-        self.key_ = int(round(float(np.asarray(X)[:, 0].sum()) * 1000))
-        return self
-
-    def predict(self, X):
-        return np.zeros(len(X))
-
-    def score(self, X, y=None):
-        f = float(objective(self.x1, self.x2))
-        seed = abs(hash((self.key_, round(self.x1, 9), round(self.x2, 9), self.max_iter)))
-        return f - 0.2 / self.max_iter + self.noise * np.random.default_rng(seed).standard_normal()
-
 
 X = np.random.default_rng(0).random((60, 2))
 Y = np.zeros(60)
@@ -240,15 +213,8 @@ def nominal_costs(monkeypatch):
     search at the same pull on every machine."""
     from mftune.search import evaluation
 
-    original = evaluation.CVEvaluator.evaluate
-
-    def evaluate(self, pulls):
-        out = original(self, pulls)
-        levels = np.asarray(self.levels, dtype=float)
-        out.costs = 0.01 * levels[np.asarray(pulls.fidelities)] / levels[-1]
-        return out
-
-    monkeypatch.setattr(evaluation.CVEvaluator, "evaluate", evaluate)
+    monkeypatch.setattr(evaluation.CVEvaluator, "evaluate",
+                        bump.nominal_costs(evaluation.CVEvaluator.evaluate))
 
 
 def test_the_default_search_ends_with_its_certificate_within_the_budget(nominal_costs):
