@@ -218,11 +218,11 @@ def nominal_costs(monkeypatch):
 
 
 def test_the_default_search_ends_with_its_certificate_within_the_budget(nominal_costs):
-    # With a cost budget of 2 s, the budget rule that compared what was left with twice
-    # the last wave's cost let a fifth wave start, and the search ended on the budget
-    # (seed 0: 438 pulls, 5 waves, no certificate). The rule that prices the final wave
-    # (its rounds at the top fidelity until the ε rule, Waves.final_cost) stops
-    # proposing in time, and the final wave certifies.
+    # With a cost budget of 2 s, a budget rule that only compared what is left with twice
+    # the last wave's cost would let a fifth wave start and end on the budget (seed 0:
+    # 438 pulls, 5 waves, no certificate). Pricing the final wave too (its rounds at the
+    # top fidelity until the ε rule, Waves.final_cost) stops proposing in time, and the
+    # final wave certifies.
     t = bump_tuner(budget=2.0, random_state=0).fit(X, Y)
     assert t.stopping_reason_ == "stopping-rule", (t.stopping_reason_, len(t.waves_))
     assert t.total_cost_ <= 2.0
