@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-__all__ = ["CENTRE", "Bump", "nominal_costs", "objective"]
+__all__ = ["CENTRE", "Bump", "SplitKeyed", "nominal_costs", "objective"]
 
 #: Where the bump sits.
 CENTRE = np.array([0.73, 0.27])
@@ -22,11 +22,9 @@ def objective(x1, x2):
     return 0.5 - 0.5 * d2 + 0.2 * np.exp(-d2 / (2 * 0.04**2))
 
 
-class Bump(RegressorMixin, BaseEstimator):
-    """Scores ``objective`` minus ``0.2 / max_iter`` plus noise seeded by the CV split."""
-
-    def __init__(self, x1=0.5, x2=0.5, max_iter=27, noise=0.01):
-        self.x1, self.x2, self.max_iter, self.noise = x1, x2, max_iter, noise
+class SplitKeyed(RegressorMixin, BaseEstimator):
+    """A stand-in estimator: ``fit`` keeps a key of its training rows (``key_``), so a
+    subclass's ``score`` can seed its noise by the CV split; ``predict`` gives zeros."""
 
     def fit(self, X, y=None):
         self.key_ = int(round(float(np.asarray(X)[:, 0].sum()) * 1000))
@@ -34,6 +32,13 @@ class Bump(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         return np.zeros(len(X))
+
+
+class Bump(SplitKeyed):
+    """Scores ``objective`` minus ``0.2 / max_iter`` plus noise seeded by the CV split."""
+
+    def __init__(self, x1=0.5, x2=0.5, max_iter=27, noise=0.01):
+        self.x1, self.x2, self.max_iter, self.noise = x1, x2, max_iter, noise
 
     def score(self, X, y=None):
         f = float(objective(self.x1, self.x2))

@@ -325,15 +325,11 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float
     ``(i, a)`` need not vanish, so all pairs are solved.
     """
     eps = _check_epsilon(epsilon)
-    R, K = mu.shape[0], mu.shape[1]
+    R = mu.shape[0]
     if mu.shape[2] == 1:
         return _single_fidelity_values(mu[..., 0], w[..., 0], sigma, eps)
     if eps > 0.0:
-        i, b = _all_pairs(K)
-        val, exc, fti, ftb = pair_values(mu, w, xi, sigma, i, b, eps)
-        v, s_, p = max_min(exc if excess else val)
-        q = np.arange(R)
-        return v, s_, b[p], fti[q, p], ftb[q, p]
+        return _all_pairs_max_min(mu, w, xi, sigma, excess, eps)
     x, g = _argmin_onesided(*_column_terms(mu, w, xi))
     a = np.argmax(x, axis=1)
     r = np.arange(R)
@@ -346,13 +342,19 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float
     ruled_out[r, a] = True
     full = ~ruled_out.all(axis=1)
     if full.any():
-        i, b = _all_pairs(K)
-        val, exc, fti, ftb = pair_values(mu[full], w[full], xi, sigma, i, b)
-        v, s_, p = max_min(exc if excess else val)
-        q = np.arange(p.size)
-        value[full], istar[full], bhat[full] = v, s_, b[p]
-        ti[full], tb[full] = fti[q, p], ftb[q, p]
+        solved = _all_pairs_max_min(mu[full], w[full], xi, sigma, excess)
+        for out, part in zip((value, istar, bhat, ti, tb), solved, strict=True):
+            out[full] = part
     return value, istar, bhat, ti, tb
+
+
+def _all_pairs_max_min(mu, w, xi, sigma, excess: bool, epsilon: float = 0.0):
+    """:func:`characteristic_values` by solving all K(K−1) pairs of every run."""
+    i, b = _all_pairs(mu.shape[1])
+    val, exc, ti, tb = pair_values(mu, w, xi, sigma, i, b, epsilon)
+    value, istar, p = max_min(exc if excess else val)
+    q = np.arange(p.size)
+    return value, istar, b[p], ti[q, p], tb[q, p]
 
 
 def _single_fidelity_values(mu, w, sigma, epsilon: float = 0.0):
