@@ -96,8 +96,23 @@ class SimulatedBandit:
         return bias.max(axis=1) - bias.min(axis=1)
 
     # -- sampling -------------------------------------------------------------
+    #: The generator method that draws the one variate behind each reward
+    #: (``"random"`` or ``"standard_normal"``); None: the law has no such form.
+    variate: str | None = None
+
+    def rewards(self, means: np.ndarray, variates: np.ndarray) -> np.ndarray:
+        """Rewards from pre-drawn variates (one per reward, drawn by :attr:`variate`).
+
+        ``_noisy(means, rng)`` equals ``rewards(means, getattr(rng, variate)(shape))``,
+        so batch simulators that draw each run's stream ahead get the rewards
+        the pull-by-pull simulator would.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no one-variate form")
+
     def _noisy(self, means: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        raise NotImplementedError
+        if self.variate is None:
+            raise NotImplementedError
+        return self.rewards(means, getattr(rng, self.variate)(np.shape(means)))
 
     def pull(self, arms, fidelities, rng: np.random.Generator) -> np.ndarray:
         """One reward per ``(arm, fidelity)`` pair.
@@ -141,8 +156,10 @@ class GaussianBandit(SimulatedBandit):
         self.sigma = check_positive(sigma, "sigma")
         super().__init__(theta, costs, xi, gamma, self.sigma**2, name)
 
-    def _noisy(self, means, rng):
-        return means + self.sigma * rng.standard_normal(means.shape)
+    variate = "standard_normal"
+
+    def rewards(self, means, variates):
+        return means + self.sigma * variates
 
 
 class BernoulliBandit(SimulatedBandit):
@@ -154,8 +171,10 @@ class BernoulliBandit(SimulatedBandit):
             raise ValueError("theta must lie in [0, 1] for Bernoulli rewards")
         super().__init__(theta, costs, xi, gamma, 0.25, name)
 
-    def _noisy(self, means, rng):
-        return (rng.random(means.shape) < means).astype(float)
+    variate = "random"
+
+    def rewards(self, means, variates):
+        return (variates < means).astype(float)
 
 
 class TruncatedGaussianBandit(SimulatedBandit):
@@ -175,9 +194,10 @@ class TruncatedGaussianBandit(SimulatedBandit):
         self._hi = ndtr(self.bound / self.scale)
         super().__init__(theta, costs, xi, gamma, variance_proxy, name)
 
-    def _noisy(self, means, rng):
-        u = rng.random(means.shape)
-        z = ndtri(self._lo + u * (self._hi - self._lo))
+    variate = "random"
+
+    def rewards(self, means, variates):
+        z = ndtri(self._lo + variates * (self._hi - self._lo))
         return means + self.scale * np.clip(z, -self.bound / self.scale, self.bound / self.scale)
 
 

@@ -28,7 +28,7 @@ pull, so most pulls skip the solve.
 Exactness. Run ``r`` reads its rewards from ``numpy.random.default_rng([seed,
 r])`` as :func:`mftune.benchmarks.simulate.simulate_runs` does (one variate
 per pull, in pull order, turned into a reward by the bandit's own
-``_noisy``), sums are accumulated pull by pull, and the step functions are
+``rewards``), sums are accumulated pull by pull, and the step functions are
 the policy's, which compute each run with the same element-wise
 expressions. So every run makes the decisions, counts and costs of the
 ask/tell policy (tested in ``tests/benchmarks/test_grad_sim.py``), up to one
@@ -50,38 +50,6 @@ from .simulate import SimRecord
 __all__ = ["simulate_grad_batch"]
 
 
-class _Replay:
-    """Stand-in generator handing a bandit's ``_noisy`` pre-drawn variates (one per run)."""
-
-    def __init__(self, values: np.ndarray):
-        self.values = values
-
-    def random(self, shape):
-        return self.values.reshape(shape)
-
-    standard_normal = random
-
-
-def _variate_kind(env: SimulatedBandit) -> str:
-    """Which generator method the bandit's ``_noisy`` draws from ("random" or "standard_normal")."""
-    seen = []
-
-    class Probe:
-        def random(self, shape):
-            seen.append("random")
-            return np.full(shape, 0.5)
-
-        def standard_normal(self, shape):
-            seen.append("standard_normal")
-            return np.zeros(shape)
-
-    env._noisy(np.array([0.5]), Probe())
-    if len(seen) != 1:
-        raise ValueError(f"{type(env).__name__} draws {len(seen)} variates per reward; "
-                         "the batch simulator needs exactly one")
-    return seen[0]
-
-
 def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed: int = 0, *,
                         run_offset: int = 0, max_pulls: int = 10**6, snapshots=(),
                         buffer: int = 4096, exact_glr: bool = False
@@ -91,7 +59,7 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
     Parameters
     ----------
     env : SimulatedBandit
-        Any bandit whose ``_noisy`` draws one variate per reward.
+        Any bandit with a one-variate reward form (``env.variate``).
     policy : MFGRAD or GRAD
         A fresh policy: it provides the constants (costs, ξ, σ, δ, learning
         rate, threshold, stopping on or off) and is not advanced.
@@ -125,9 +93,11 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
     R, K = int(n_runs), env.n_arms
     fids, lam, xi, sigma = policy.fids_, policy.lam_, policy.xi_, policy.sigma
     Mu = fids.size
-    kind = _variate_kind(env)
+    if env.variate is None:
+        raise ValueError(f"{type(env).__name__} has no one-variate reward form "
+                         "(SimulatedBandit.variate); the batch simulator needs one")
     rngs = [np.random.default_rng([int(seed), run_offset + r]) for r in range(R)]
-    U = np.stack([getattr(g, kind)(buffer) for g in rngs])
+    U = np.stack([getattr(g, env.variate)(buffer) for g in rngs])
     ptr = 0
     ids = np.arange(R)
     counts = np.zeros((R, Mu, K))
@@ -165,9 +135,9 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
             t = np.full(ids.size, n_pulls + 1.0)
             k, j = track(omega, lam, t, tracking, counts)
         if ptr == buffer:
-            U = np.stack([getattr(rngs[r], kind)(buffer) for r in ids])
+            U = np.stack([getattr(rngs[r], env.variate)(buffer) for r in ids])
             ptr = 0
-        reward = env._noisy(theta[j, k], _Replay(U[:, ptr].copy()))
+        reward = env.rewards(theta[j, k], U[:, ptr])
         ptr += 1
         counts[rows, j, k] += 1.0
         sums[rows, j, k] += reward

@@ -42,7 +42,6 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
 from ..policies.lower_bound import cost_lower_bound
-from ..policies.lucb import MultiFidelityLUCB
 from ..policies.mf_grad import GRAD, MFGRAD
 from .bandits import BernoulliBandit, GaussianBandit, SimulatedBandit, load_instance
 from .grad_sim import simulate_grad_batch
@@ -55,7 +54,7 @@ from .simulate import simulate_runs
 
 __all__ = [
     "FAMILIES", "POLICIES", "BoundInfo", "Cell", "Instance", "instance_bound", "load_family",
-    "run_cells", "summarise",
+    "outside_model", "run_cells", "summarise",
 ]
 
 FAMILIES = ("iise", "wang", "mfgrad", "mfucb")
@@ -182,10 +181,23 @@ def bound_sigma(env: SimulatedBandit) -> tuple[float, str]:
     return float(np.sqrt(env.variance_proxy)), "proxy"
 
 
+def outside_model(env: SimulatedBandit) -> bool:
+    """Whether some true mean lies outside its bias bound (``|µ_{k,m} − µ_{k,M}| > ξ_m``)."""
+    return bool(np.any(env.true_xi > env.xi + 1e-12))
+
+
 def instance_bound(env: SimulatedBandit) -> BoundInfo:
-    """C*(µ) for ``env`` with its bias bounds ``env.xi`` (see :class:`BoundInfo`)."""
+    """C*(µ) for ``env`` with its bias bounds ``env.xi`` (see :class:`BoundInfo`).
+
+    An instance outside the model (:func:`outside_model`, e.g. Wang's Table 2)
+    has no bound: δ-correctness, on which the bound rests, is only asked of
+    instances inside it.
+    """
     if env.n_arms > MAX_ARMS:
         return BoundInfo(None, None, "n/a", f"K = {env.n_arms} > {MAX_ARMS}")
+    if outside_model(env):
+        return BoundInfo(None, None, "n/a", "means outside their bias bounds ξ: not an "
+                         "instance of the bound's model")
     sigma, kind = bound_sigma(env)
     if not sigma > 0:
         return BoundInfo(None, None, "n/a", "a mean at 0 or 1: no Bernoulli envelope")
@@ -282,35 +294,28 @@ def _lucb_chunk(env, procedure, delta, m1, m2, clip, seed, start, count, max_pul
     return recs
 
 
-def _lucb_generic(env, procedure, delta, m1, m2, clip, run_index, seed):
-    return MultiFidelityLUCB(env.n_arms, env.costs, env.xi, delta, procedure, m1, m2,
-                             clip=clip, random_state=[int(seed), int(run_index), 1])
-
-
 def run_lucb(inst, procedure, delta, n_runs, seed, n_jobs, max_pulls, convention="wang"):
-    """Runs of one LUCB-Explore procedure (vectorised over runs when the law allows)."""
+    """Runs of one LUCB-Explore procedure, vectorised over runs (``lucb_sim``; exact)."""
     env, m1, m2, clip, kw = lucb_view(inst, convention)
     if procedure == "C":
         m1 = m2 = None
     name = f"LUCB-{procedure}"
-    if isinstance(env, BernoulliBandit | GaussianBandit):
-        jobs = [delayed(_lucb_chunk)(env, procedure, delta, m1, m2, clip, seed, a, n,
-                                     max_pulls, name, kw)
-                for a, n in _chunks(n_runs, n_jobs)]
-        if len(jobs) == 1:
-            parts = [fn(*a, **k) for fn, a, k in jobs]
-        else:
-            parts = Parallel(n_jobs=len(jobs))(jobs)
-        return [r for part in parts for r in part]
-    factory = partial(_lucb_generic, procedure=procedure, delta=delta, m1=m1, m2=m2, clip=clip,
-                      run_index=0, seed=seed)
-    return simulate_runs(env, {name: factory}, n_runs, seed, n_jobs, max_pulls=max_pulls)
+    jobs = [delayed(_lucb_chunk)(env, procedure, delta, m1, m2, clip, seed, a, n,
+                                 max_pulls, name, kw)
+            for a, n in _chunks(n_runs, n_jobs)]
+    parts = [fn(*a, **k) for fn, a, k in jobs] if len(jobs) == 1 \
+        else Parallel(n_jobs=len(jobs))(jobs)
+    return [r for part in parts for r in part]
 
 
-#: MF-GRAD solves max-min problems over K(K−1) pairs of 4M one-sided terms at every pull of
-#: every run; above this many (arm, fidelity) pairs a 100-run cell takes hours here
-#: (Yahtzee: K = 13, M = 8), so MF-GRAD is skipped there (GRAD uses one fidelity).
-MAX_MFGRAD_PAIRS = 40
+#: Above this many (arm, fidelity) pairs the multi-fidelity pull-by-pull policies are
+#: skipped (Yahtzee: K = 13, M = 8). MF-GRAD solves max-min problems over K(K−1) pairs of
+#: 4M one-sided terms at every pull of every run; LUCB-Explore-A and -C change challenger
+#: at nearly every round there, so rounds go one at a time (EXPLORE-A: no stop within 10⁶
+#: pulls, 150 s of CPU for 4 runs). A 100-run cell would take tens of minutes; GRAD (one
+#: fidelity) runs.
+MAX_ARM_FIDELITIES = 40
+PULL_BY_PULL_MF = ("LUCB-A", "LUCB-B", "LUCB-C", "MF-GRAD")
 
 
 def skip_reason(policy: str, inst: Instance) -> str | None:
@@ -318,8 +323,12 @@ def skip_reason(policy: str, inst: Instance) -> str | None:
     if policy not in ELIMINATION and inst.env.n_arms > MAX_ARMS:
         return f"K = {inst.env.n_arms} > {MAX_ARMS}"
     km = inst.env.n_arms * inst.env.n_fidelities
-    if policy == "MF-GRAD" and km > MAX_MFGRAD_PAIRS:
-        return f"K·M = {km} > {MAX_MFGRAD_PAIRS}: too slow for this table"
+    if policy in PULL_BY_PULL_MF and km > MAX_ARM_FIDELITIES:
+        return f"K·M = {km} > {MAX_ARM_FIDELITIES}: too slow for this table"
+    if policy == "MF-GRAD" and outside_model(inst.env):
+        # Outside the model few arms are ruled out and most pulls solve most of the K(K−1)
+        # pair problems: about 5 ms per step for 100 runs of wang-table2, 10⁵ steps.
+        return "means outside their bias bounds ξ: no bound, outside MF-GRAD's model"
     if policy in ("LUCB-A", "LUCB-B"):
         env, m1, m2, _, _ = lucb_view(inst)
         if not (0 <= m2 <= m1 <= 1):
@@ -499,14 +508,16 @@ def _weight(policy: str, inst: Instance, bound: BoundInfo) -> float:
 
 
 def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jobs=None,
-              max_pulls=10**6, bounds=None, learning_rate=GRAD_LEARNING_RATE) -> list[Cell]:
+              max_pulls=10**6, bounds=None, learning_rate=GRAD_LEARNING_RATE,
+              on_cell=None) -> list[Cell]:
     """Every (instance, policy) cell; ``bounds`` maps instance name -> BoundInfo.
 
     ``learning_rate`` is GRAD's and MF-GRAD's (:data:`GRAD_LEARNING_RATE`).
     With several workers (``n_jobs``) the cells, not the runs of a cell, are
     spread over them, the slowest first (:func:`_weight`): one long cell then
     runs beside all the others instead of holding every worker up. The runs
-    and their results do not depend on ``n_jobs``. Cells come back in
+    and their results do not depend on ``n_jobs``. ``on_cell(cell)`` is
+    called as each cell finishes (e.g. to print progress). Cells come back in
     (instance, policy) order.
     """
     bounds = bounds if bounds is not None else {i.name: instance_bound(i.env) for i in instances}
@@ -516,13 +527,18 @@ def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jo
             for p, inst in tasks]
     workers = 1 if n_jobs in (None, 1) else effective_n_jobs(n_jobs)
     if workers == 1:
-        return [fn(*a, **k) for fn, a, k in jobs]
-    order = sorted(range(len(tasks)),
-                   key=lambda t: -_weight(tasks[t][0], tasks[t][1], bounds[tasks[t][1].name]))
-    done = Parallel(n_jobs=workers, pre_dispatch="n_jobs")(jobs[t] for t in order)
+        done = (fn(*a, **k) for fn, a, k in jobs)
+    else:
+        order = sorted(range(len(tasks)), key=lambda t: -_weight(
+            tasks[t][0], tasks[t][1], bounds[tasks[t][1].name]))
+        done = Parallel(n_jobs=workers, pre_dispatch="n_jobs",
+                        return_as="generator_unordered")(jobs[t] for t in order)
+    at = {(inst.name, p): t for t, (p, inst) in enumerate(tasks)}
     cells: list = [None] * len(tasks)
-    for t, cell in zip(order, done, strict=True):
-        cells[t] = cell
+    for cell in done:
+        cells[at[cell.instance, cell.policy]] = cell
+        if on_cell is not None:
+            on_cell(cell)
     return cells
 
 

@@ -21,7 +21,10 @@ decisions, counts and costs of the ask/tell policy, for any ``lookahead``
 ``lookahead=1``). Gaussian bandits work the same way with one standard
 normal per pull (reward ``θ + σ z``, as :class:`~mftune.benchmarks.bandits.GaussianBandit`
 draws it) and sums accumulated pull by pull, so float sums are bit-identical
-too. Other reward laws go through :func:`~mftune.benchmarks.simulate.simulate_runs`.
+too. Any other law with a one-variate form (``env.variate``, e.g. Yahtzee's
+truncated Gaussian, one uniform per reward by inverse CDF) works alike: the
+run's variates are drawn ahead and turned into rewards by the bandit's own
+``rewards``.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from ..policies.lucb import (
     top_two,
 )
 from ..radii import lucb_radius_scale
-from .bandits import BernoulliBandit, GaussianBandit
+from .bandits import BernoulliBandit, SimulatedBandit
 from .simulate import SimRecord
 
 __all__ = ["LUCBBatchResult", "simulate_lucb_batch"]
@@ -89,11 +92,10 @@ class _LiveRuns:
     ROW_FIELDS = ("ids", "counts", "sums", "hi", "lo", "w", "fixed", "commit", "pulls",
                   "rounds", "priority", "U", "ptr", "ell", "u", "stop")
 
-    def __init__(self, ref: MultiFidelityLUCB, theta, rngs, priority, fixed, commit,
-                 buffer: int, max_pulls: int, sigma: float | None = None):
-        self.ref, self.theta, self.rngs = ref, theta, rngs
-        self.sigma = sigma  # None: Bernoulli (uniforms); else Gaussian (standard normals)
-        self.M, self.K = theta.shape
+    def __init__(self, ref: MultiFidelityLUCB, env: SimulatedBandit, rngs, priority, fixed,
+                 commit, buffer: int, max_pulls: int):
+        self.ref, self.env, self.theta, self.rngs = ref, env, env.theta, rngs
+        self.M, self.K = self.theta.shape
         self.buffer, self.max_pulls = int(buffer), int(max_pulls)
         self.mu1, self.mu2 = ref._mu()
         R = len(rngs)
@@ -114,7 +116,7 @@ class _LiveRuns:
 
     def _draw(self, rng, n: int) -> np.ndarray:
         """The next ``n`` variates of a run's stream (what ``env.pull`` would consume)."""
-        return rng.random(n) if self.sigma is None else rng.standard_normal(n)
+        return getattr(rng, self.env.variate)(n)
 
     def keep(self, rows) -> None:
         """Drop the runs not selected by the boolean mask ``rows``."""
@@ -191,11 +193,12 @@ class _LiveRuns:
         means = self.theta[self.col_m, arms].T[:, :, None]
         n_col = self.counts[rc, self.col_m, arms].T[:, :, None] + steps * pulled
         s_now = self.sums[rc, self.col_m, arms].T[:, :, None]
-        if self.sigma is None:
+        if isinstance(self.env, BernoulliBandit):  # integer counts of successes
             reward = (self.U[rows[None, :, None], at] < means) & pulled
             s_col = s_now + np.cumsum(reward, axis=2)
         else:  # add one reward at a time, as the policy does: float sums stay bit-identical
-            reward = np.where(pulled, means + self.sigma * self.U[rows[None, :, None], at], 0.0)
+            reward = np.where(pulled, self.env.rewards(means, self.U[rows[None, :, None], at]),
+                              0.0)
             s_col = np.cumsum(np.concatenate([s_now, reward], axis=2), axis=2)[:, :, 1:]
         h, lw, ww = entry_stats(s_col, n_col, self.zeta_col[:, None, None])  # (2M, R, k)
         if ref.t_convention == "rounds":
@@ -263,19 +266,20 @@ class _LiveRuns:
         return last + 1
 
 
-def simulate_lucb_batch(env: BernoulliBandit | GaussianBandit, n_runs: int, seed: int = 0, *,
+def simulate_lucb_batch(env: SimulatedBandit, n_runs: int, seed: int = 0, *,
                         procedure="A", delta=0.1, mu1_tilde=None, mu2_tilde=None, L=None,
                         t_convention="pulls", ties="index", clip=True, fucb_bonus=1.0,
                         random_states=None, run_offset: int = 0, max_pulls: int = 10**8,
                         lookahead: int = 64, buffer: int = 8192,
                         committed=None, commit_factor: float = 1.0) -> LUCBBatchResult:
-    """Run ``n_runs`` independent LUCB trials on a Bernoulli or Gaussian bandit, vectorised.
+    """Run ``n_runs`` independent LUCB trials on a simulated bandit, vectorised.
 
     Parameters
     ----------
-    env : BernoulliBandit or GaussianBandit
-        The policy's radius assumes rewards in [0, 1] (σ = 1/2); for other
-        Gaussian instances rescale the bandit (and pass ``clip=False``).
+    env : SimulatedBandit
+        Any law with a one-variate form (``env.variate``). The policy's radius
+        assumes rewards in [0, 1] (σ = 1/2); for other Gaussian instances
+        rescale the bandit (and pass ``clip=False``).
     n_runs : int
     seed : int, default=0
         Run ``r`` draws rewards from ``default_rng([seed, run_offset + r])``.
@@ -306,9 +310,10 @@ def simulate_lucb_batch(env: BernoulliBandit | GaussianBandit, n_runs: int, seed
     -------
     LUCBBatchResult
     """
-    if not isinstance(env, BernoulliBandit | GaussianBandit):
-        raise ValueError("env must be a BernoulliBandit or GaussianBandit for the vectorised "
-                         "LUCB simulator; use simulate_runs for other reward laws")
+    if getattr(env, "variate", None) is None:
+        raise ValueError(f"env must be a SimulatedBandit with a one-variate reward form "
+                         f"(variate 'random' or 'standard_normal'); {type(env).__name__} has "
+                         "none: use simulate_runs")
     if int(n_runs) != n_runs or n_runs < 1:
         raise ValueError(f"n_runs must be a positive integer; got {n_runs!r}")
     if procedure not in PROCEDURES:
@@ -337,9 +342,8 @@ def simulate_lucb_batch(env: BernoulliBandit | GaussianBandit, n_runs: int, seed
         fixed[:] = True
         commit[:] = committed
     rngs = [np.random.default_rng([int(seed), run_offset + r]) for r in range(R)]
-    runs = _LiveRuns(ref, env.theta, rngs, priority, fixed, commit,
-                     max(int(buffer), 4 * int(lookahead) * M), max_pulls,
-                     env.sigma if isinstance(env, GaussianBandit) else None)
+    runs = _LiveRuns(ref, env, rngs, priority, fixed, commit,
+                     max(int(buffer), 4 * int(lookahead) * M), max_pulls)
 
     out_counts = np.zeros((R, M, K), dtype=np.int64)
     out_rec = np.zeros(R, dtype=np.int64)

@@ -174,7 +174,17 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
     start = time.perf_counter()
     every = [i for fam in fams for i in loaded[fam][0]]
     bounds = {i.name: instance_bound(i.env) for i in every}
-    all_cells = run_cells(every, pols, delta, runs, seed, n_jobs, max_pulls, bounds, lr)
+    n_cells = len(every) * len(pols)
+    finished = []
+
+    def progress(cell):
+        finished.append(cell)
+        click.echo(f"[{len(finished)}/{n_cells} cells, {time.perf_counter() - start:.0f} s] "
+                   f"{cell.instance} {LABEL.get(cell.policy, cell.policy)}: "
+                   f"{cell.wall_time:.1f} s wall, {cell.cpu_time:.1f} s CPU", err=True)
+
+    all_cells = run_cells(every, pols, delta, runs, seed, n_jobs, max_pulls, bounds, lr,
+                          on_cell=progress)
     out, texts = [], []
     for fam in fams:
         instances, note = loaded[fam]

@@ -78,7 +78,7 @@ def _check(mu, costs, xi, sigma):
 
 #: Up to this many one-sided terms :func:`_argmin_onesided` compares every candidate
 #: (fewer numpy calls); above it, it locates the segment by sorted prefix sums (less work).
-_FEW_TERMS = 4
+_FEW_TERMS = 16
 
 
 def _argmin_onesided(W, R, S):
@@ -93,27 +93,38 @@ def _argmin_onesided(W, R, S):
     """
     if R.shape[-1] <= _FEW_TERMS:
         return _argmin_candidates(W, R, S)
-    order = np.argsort(R, axis=-1, kind="stable")
-    P, Ws = np.take_along_axis(np.stack([R, W]), order[None], axis=-1)
+    shape, B = R.shape[:-1], R.shape[-1]
+    W, R = W.reshape(-1, B), R.reshape(-1, B)
+    rows = np.arange(R.shape[0])
+    order = np.argsort(R, axis=-1)
+    at = (order + (rows * B)[:, None]).ravel()  # flat indices: faster than take_along_axis
+    P, Ws = R.ravel()[at].reshape(R.shape), W.ravel()[at].reshape(R.shape)
     up = S[order] > 0
-    B = P.shape[-1]
     # h'(P_b)/2 = Σ_active W_j (P_b − R_j): increasing terms left of P_b, decreasing ones
     # right of it (terms at R_j = P_b add 0 either way), by prefix and suffix sums (all
     # four in one cumsum; the suffix sums reversed).
     wu, wd = np.where(up, Ws, 0.0), np.where(up, 0.0, Ws)
-    sums = np.cumsum(np.stack([wu, wu * P, wd[..., ::-1], (wd * P)[..., ::-1]]), axis=-1)
+    sums = np.empty((4, *P.shape))
+    sums[0], sums[2] = wu, wd[..., ::-1]
+    np.multiply(wu, P, out=sums[1])
+    sums[3] = (wd * P)[..., ::-1]
+    np.cumsum(sums, axis=-1, out=sums)
     dh = P * (sums[0] + sums[2, ..., ::-1]) - (sums[1] + sums[3, ..., ::-1])
-    idx = np.clip(np.sum(dh < 0, axis=-1), 1, B - 1)[..., None]
-    seg = np.take_along_axis(P, np.concatenate([idx - 1, idx], axis=-1), axis=-1)
-    lo, hi = seg[..., :1], seg[..., 1:]
+    idx = np.minimum(np.maximum(np.sum(dh < 0, axis=-1), 1), B - 1)
+    lo, hi = P[rows, idx - 1][:, None], P[rows, idx][:, None]
     mid = 0.5 * (lo + hi)
     act = W * (S * (mid - R) > 0)
     den = act.sum(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         root = np.where(den > 0, (act * R).sum(axis=-1, keepdims=True) / den, lo)
-    eta = np.clip(root, lo, hi)
+    eta = _clip(root, lo, hi)
     val = np.sum(W * np.maximum(S * (eta - R), 0.0) ** 2, axis=-1)
-    return eta[..., 0], val
+    return eta[:, 0].reshape(shape), val.reshape(shape)
+
+
+def _clip(x, lo, hi):
+    """``np.clip`` (the same values) with less call overhead, for the small arrays here."""
+    return np.minimum(np.maximum(x, lo), hi)
 
 
 def _argmin_candidates(W, R, S):
@@ -244,8 +255,8 @@ def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma, minima=None):
         value[crossed] = hmin * s
         eta_i[crossed] = eta
         eta_b[crossed] = eta
-    theta_i = np.clip(mu_i, eta_i[..., None] - xi, eta_i[..., None] + xi)
-    theta_b = np.clip(mu_b, eta_b[..., None] - xi, eta_b[..., None] + xi)
+    theta_i = _clip(mu_i, eta_i[..., None] - xi, eta_i[..., None] + xi)
+    theta_b = _clip(mu_b, eta_b[..., None] - xi, eta_b[..., None] + xi)
     excess = np.maximum(value - apart * s, 0.0)
     return value, excess, theta_i, theta_b
 
@@ -272,16 +283,22 @@ def best_pair_values(mu, w, xi, sigma, a, minima=None):
     """
     R, K = mu.shape[0], mu.shape[1]
     rows = np.arange(R)[:, None]
-    others = np.argsort(np.arange(K)[None, :] == a[:, None], axis=1, kind="stable")[:, :K - 1]
-    mu_a = np.broadcast_to(mu[rows[:, 0], a][:, None, :], (R, K - 1, mu.shape[2]))
-    w_a = np.broadcast_to(w[rows[:, 0], a][:, None, :], (R, K - 1, mu.shape[2]))
+    others = _others(K)[a]
+    aa = np.repeat(a[:, None], K - 1, axis=1)
     if minima is not None:
         x, g = minima
-        shape = (R, K - 1)
-        minima = (np.broadcast_to(x[rows, a[:, None]], shape), np.broadcast_to(g[rows, a[:, None]],
-                  shape), x[rows, others], g[rows, others])
-    return (*_pairs_of_columns(mu_a, w_a, mu[rows, others], w[rows, others], xi, sigma, minima),
-            others)
+        minima = (x[rows, aa], g[rows, aa], x[rows, others], g[rows, others])
+    return (*_pairs_of_columns(mu[rows, aa], w[rows, aa], mu[rows, others], w[rows, others],
+                               xi, sigma, minima), others)
+
+
+@lru_cache(maxsize=64)
+def _others(K: int) -> np.ndarray:
+    """Row ``a``: the arms other than ``a`` in increasing order, shape (K, K − 1), read-only."""
+    out = np.array([[b for b in range(K) if b != a] for a in range(K)], dtype=np.int64)
+    out = out.reshape(K, K - 1)
+    out.flags.writeable = False
+    return out
 
 
 def pair_upper_bound(mu_i, w_i, mu_b, w_b, xi, sigma, eta_i, eta_b):
@@ -293,8 +310,8 @@ def pair_upper_bound(mu_i, w_i, mu_b, w_b, xi, sigma, eta_i, eta_b):
     """
     eta_i = np.minimum(eta_i, eta_b)[..., None]
     eta_b = eta_b[..., None]
-    d_i = mu_i - np.clip(mu_i, eta_i - xi, eta_i + xi)
-    d_b = mu_b - np.clip(mu_b, eta_b - xi, eta_b + xi)
+    d_i = mu_i - _clip(mu_i, eta_i - xi, eta_i + xi)
+    d_b = mu_b - _clip(mu_b, eta_b - xi, eta_b + xi)
     return np.sum(w_i * d_i * d_i + w_b * d_b * d_b, axis=-1) / (2.0 * sigma * sigma)
 
 
@@ -318,11 +335,14 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float
     are already in order; 0 for the GLR excess), so when that is below ``L``
     (by a relative margin of 1e-9, against rounding) ``i`` cannot be the
     maximising arm. When every other arm is so ruled out the answer is ``a``
-    and its first minimising challenger; otherwise all K(K−1) pairs of the
-    run are solved. With MF-feasible means (every ``g_k = 0``, ``x_k`` the top
-    mean) this is: the unique empirical best arm, whenever ``L > 0``. With
-    ``epsilon > 0`` (the ε pair values of :func:`pair_values`) the pairs
-    ``(i, a)`` need not vanish, so all pairs are solved.
+    and its first minimising challenger; otherwise the K − 1 pairs ``(i, b)``
+    of each arm ``i`` not ruled out are solved too, and the answer is the
+    max-min over those arms (ties as in :func:`max_min`: the first
+    minimising challenger, then the first maximising arm). With MF-feasible
+    means (every ``g_k = 0``, ``x_k`` the top mean) this is: the unique
+    empirical best arm, whenever ``L > 0``. With ``epsilon > 0`` (the ε pair
+    values of :func:`pair_values`) the pairs ``(i, a)`` need not vanish, so
+    all pairs are solved.
     """
     eps = _check_epsilon(epsilon)
     R = mu.shape[0]
@@ -340,11 +360,26 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float
     bound = 0.0 if excess else (g + g[r, a][:, None]) / (2.0 * sigma * sigma)
     ruled_out = (x <= x[r, a][:, None]) & (bound < value[:, None] * (1.0 - 1e-9))
     ruled_out[r, a] = True
-    full = ~ruled_out.all(axis=1)
-    if full.any():
-        solved = _all_pairs_max_min(mu[full], w[full], xi, sigma, excess)
-        for out, part in zip((value, istar, bhat, ti, tb), solved, strict=True):
-            out[full] = part
+    f = np.flatnonzero(~ruled_out.all(axis=1))
+    if f.size:
+        # the arms not ruled out, each against its K − 1 challengers
+        fr, arm = np.nonzero(~ruled_out[f])
+        rows = f[fr]
+        val2, exc2, ti2, tb2, others2 = best_pair_values(mu[rows], w[rows], xi, sigma, arm,
+                                                         (x[rows], g[rows]))
+        v2 = exc2 if excess else val2
+        j2 = np.argmin(v2, axis=1)
+        q = np.arange(rows.size)
+        per_arm = np.full((f.size, mu.shape[1]), -np.inf)
+        per_arm[fr, arm] = v2[q, j2]
+        per_arm[np.arange(f.size), a[f]] = value[f]
+        best = np.argmax(per_arm, axis=1)
+        pick = ~(best == a[f])
+        at = np.zeros(f.size, dtype=np.int64)  # the maximising arm's entry among the rows
+        at[fr[arm == best[fr]]] = np.flatnonzero(arm == best[fr])
+        at, rf = at[pick], f[pick]
+        value[rf], istar[rf], bhat[rf] = v2[at, j2[at]], best[pick], others2[at, j2[at]]
+        ti[rf], tb[rf] = ti2[at, j2[at]], tb2[at, j2[at]]
     return value, istar, bhat, ti, tb
 
 

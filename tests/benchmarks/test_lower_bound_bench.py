@@ -14,6 +14,7 @@ from mftune.benchmarks.lower_bound import (
     load_family,
     lucb_view,
     run_cells,
+    skip_reason,
     summarise,
 )
 from mftune.cli import main
@@ -28,6 +29,16 @@ def test_families_load(data_dir):
     assert all(np.array_equal(a, i.env.theta)
                for a, i in zip(again, load_family("mfucb", seed=0)[0], strict=True))
     assert load_family("iise")[0] == [] and "instance-dir" in load_family("mfgrad")[1]
+
+
+def test_mf_grad_is_skipped_outside_its_model():
+    """Wang's Table 2 violates its own ξ at fidelity 4: no bound, MF-GRAD skipped; GRAD
+    (top fidelity only) and the others run; Table 1 is inside the model."""
+    table1, table2 = load_family("wang")[0][:2]
+    assert "outside their bias bounds" in skip_reason("MF-GRAD", table2)
+    assert instance_bound(table2.env).c_star is None
+    assert all(skip_reason(p, table2) is None for p in ("GRAD", "LUCB-A", "IISE"))
+    assert skip_reason("MF-GRAD", table1) is None
 
 
 def test_bound_sigma_and_lucb_view(data_dir):
@@ -69,6 +80,9 @@ def test_cli_lower_bound_text(data_dir):
     assert res.exit_code == 0, res.output
     assert "C* = 26.649" in res.output and "BELOW THE BOUND" not in res.output
     assert "MF-GRAD          median ratio" in res.output
+    # a progress line per cell as it finishes, on stderr only
+    assert res.stderr.count(" cells, ") == 2 and "[2/2 cells" in res.stderr
+    assert "cells, " not in res.stdout
 
 
 def test_cli_lower_bound_json(data_dir):
@@ -77,7 +91,7 @@ def test_cli_lower_bound_json(data_dir):
                                     "--instance-dir", str(data_dir), "--policies",
                                     "IISE,LUCB-A", "--max-pulls", "20000", "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     cells = [c for f in out["families"] for c in f["cells"]]
     assert {(c["instance"], c["policy"]) for c in cells} == {
         (i, p) for i in ("wang-table1", "mu3") for p in ("IISE", "LUCB-A")}

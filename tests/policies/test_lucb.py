@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from mftune.benchmarks.bandits import BernoulliBandit, GaussianBandit, TruncatedGaussianBandit
+from mftune.benchmarks.bandits import (
+    BernoulliBandit,
+    GaussianBandit,
+    SimulatedBandit,
+    TruncatedGaussianBandit,
+)
 from mftune.benchmarks.lucb_instances import wang_table1, wang_table2, wang_table3
 from mftune.benchmarks.lucb_sim import simulate_lucb_batch
 from mftune.benchmarks.simulate import BanditEvaluator
@@ -132,13 +137,13 @@ def test_vectorised_runs_equal_ask_tell(proc, ties, table):
     _assert_batch_equals_ask_tell(env, proc, 11, ties=ties, **kw)
 
 
-def _assert_batch_equals_ask_tell(env, proc, seed, **kw):
+def _assert_batch_equals_ask_tell(env, proc, seed, cap=3000, **kw):
     """Three runs of the block-stepping simulator against the ask/tell policy, bit for bit."""
-    batch = simulate_lucb_batch(env, 3, seed, procedure=proc, delta=0.2, max_pulls=3000, **kw)
+    batch = simulate_lucb_batch(env, 3, seed, procedure=proc, delta=0.2, max_pulls=cap, **kw)
     for r in range(3):
         pol = MultiFidelityLUCB(env.n_arms, env.costs, env.xi, 0.2, proc,
                                 random_state=[seed, r, 1], **kw)
-        run(pol, BanditEvaluator(env, np.random.default_rng([seed, r])), max_pulls=3000)
+        run(pol, BanditEvaluator(env, np.random.default_rng([seed, r])), max_pulls=cap)
         assert np.array_equal(pol.stats.counts, batch.pulls[r])
         assert pol.recommend() == batch.recommendation[r]
         assert pol.stats.cost.sum() == pytest.approx(batch.cost[r])
@@ -276,9 +281,22 @@ def test_vectorised_gaussian_runs_equal_ask_tell(proc):
     _assert_batch_equals_ask_tell(env, proc, 4, clip=False, **kw)
 
 
-def test_batch_simulator_rejects_other_laws():
-    env = TruncatedGaussianBandit([[0.1, 0.2], [0.2, 0.3]], [1, 2])
-    with pytest.raises(ValueError, match="BernoulliBandit"):
+@pytest.mark.parametrize("proc", ["A", "B", "C"])
+def test_vectorised_truncated_gaussian_runs_equal_ask_tell(proc):
+    """Yahtzee's law (one uniform per reward by inverse CDF): same pulls, bits and answers.
+
+    The cheap fidelity inverts the order of the two best arms, so every run
+    sees the fidelity choices change; every run stops within 20,000 pulls.
+    """
+    theta = np.array([[0.6, 0.55, 0.1], [0.75, 0.5, 0.15], [0.9, 0.4, 0.2]])
+    env = TruncatedGaussianBandit(theta, [1.0, 2.0, 5.0], xi=[0.3, 0.15, 0.0])
+    kw = {"mu1_tilde": 0.9, "mu2_tilde": 0.4} if proc in ("A", "B") else {}
+    _assert_batch_equals_ask_tell(env, proc, 6, cap=20000, **kw)
+
+
+def test_batch_simulator_rejects_laws_without_a_one_variate_form():
+    env = SimulatedBandit([[0.1, 0.2], [0.2, 0.3]], [1, 2])
+    with pytest.raises(ValueError, match="one-variate"):
         simulate_lucb_batch(env, 2, procedure="C")
     with pytest.raises(ValueError, match="lookahead"):
         simulate_lucb_batch(wang_table1(), 2, procedure="C", lookahead=0)
