@@ -203,12 +203,13 @@ def run_search(instance: CurveInstance, seed: int, **settings) -> dict:
 #: search with the paper's radius, δ split and no late-bloomer guard (``paper-rules``),
 #: the default with a GLR test that may also end its top phase (``default-glr``: the
 #: proven paired-mixture threshold; ``default-glr-practical``: MF-GRAD's practical
-#: threshold, unproven), and top-fidelity SE with the paper's radius and with the
-#: default's anytime radius.
+#: threshold, unproven; ``default-paired-t``: paired t-tests, no σ), and top-fidelity
+#: SE with the paper's radius and with the default's anytime radius.
 METHODS = {
     "default": {},
     "default-glr": {"algorithm_params": {"top_glr": "paired-mixture"}},
     "default-glr-practical": {"algorithm_params": {"top_glr": "practical"}},
+    "default-paired-t": {"algorithm_params": {"top_glr": "paired-t"}},
     "paper-rules": {"algorithm_params": {"confidence": "iise", "top_share": None,
                                          "curve_check": None}},
     "se": {"algorithm": "se"},

@@ -131,12 +131,13 @@ def _candidates(task: Task, seed: int) -> list[dict]:
     return Space(task.space).sample(task.n_candidates, np.random.default_rng(sub))
 
 
-def _mftuner(task, seed, X, y, algorithm):
+def _mftuner(task, seed, X, y, algorithm, tuner_params=None):
     kw = {} if algorithm == "auto" else {"algorithm": algorithm}
     levels = task.levels if task.fidelity != "n_samples" else task.levels[:-1]
-    tuner = MFTuner(task.estimator, task.space, fidelity=task.fidelity, fidelities=levels,
-                    n_candidates=task.n_candidates, cv=_cv(task, seed), budget=task.budget,
-                    refit=False, random_state=seed, **tuner_options(task), **kw)
+    kw = {"fidelity": task.fidelity, "fidelities": levels, "n_candidates": task.n_candidates,
+          "cv": _cv(task, seed), "budget": task.budget, "refit": False, "random_state": seed,
+          **tuner_options(task), **kw, **(tuner_params or {})}
+    tuner = MFTuner(task.estimator, task.space, **kw)
     t0 = time.perf_counter()
     tuner.fit(X, y)
     wall = time.perf_counter() - t0
@@ -226,20 +227,24 @@ def held_scores(trace, test, budget: float) -> tuple[float, ...]:
     return tuple(_test_at(trace, test, share * budget) for share in HELD_AT)
 
 
-def _run_method(method: str, algo, task: Task, seed: int, X, y):
+def _run_method(method: str, algo, task: Task, seed: int, X, y, tuner_params=None):
     """``(wall, best params, trace, detail, stopping reason)``; the reason is MFTuner's
     ``stopping_reason_`` (``"stopping-rule"``: it ended with its certificate), ``None``
-    for the other methods."""
+    for the other methods. ``tuner_params``: extra ``MFTuner`` keywords (its rows only)."""
     if method == "MFTuner":
-        return _mftuner(task, seed, X, y, algo)
+        return _mftuner(task, seed, X, y, algo, tuner_params)
     if method in ("RandomizedSearchCV", "HalvingRandomSearchCV"):
         return (*_sklearn(task, seed, X, y, halving=method.startswith("Halving")), None)
     return (*_peer(method, task, seed, X, y), None)
 
 
 def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=None,
-             log=print) -> list[Row]:
-    """Run every method on one seed; return their rows (targets filled in)."""
+             log=print, tuner_params=None) -> list[Row]:
+    """Run every method on one seed; return their rows (targets filled in).
+
+    ``tuner_params``: extra ``MFTuner`` keywords for the MFTuner rows (e.g.
+    ``{"algorithm_params": {"top_glr": "paired-t"}}``), over the task's own.
+    """
     X, X_te, y, y_te, source = _data(task, seed)
     test = _TestScore(task, X, y, X_te, y_te)
     runs = []
@@ -251,7 +256,7 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                out = _run_method(method, algo, task, seed, X, y)
+                out = _run_method(method, algo, task, seed, X, y, tuner_params)
         except ImportError as exc:
             log(f"  {name}: skipped ({exc})")
             continue

@@ -34,7 +34,11 @@ from ._groups import bench, parse_list
                    "--grid-file, then exit.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
               help="Write the rows and the per task and method summary as JSON.")
-def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, json_out):
+@click.option("--tuner-params", default=None,
+              help="A JSON object of extra MFTuner keywords for its rows, e.g. "
+                   "'{\"algorithm_params\": {\"top_glr\": \"paired-t\"}}'.")
+def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, json_out,
+                 tuner_params):
     """Time-to-target and held test scores of MFTuner and its peers, side by side.
 
     Every method runs one evaluation at a time, one after the other, in this
@@ -57,6 +61,7 @@ def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, js
     from ..policies.registry import available
 
     chosen = parse_list(tasks, tuple(TASKS), "--tasks")
+    extra = _tuner_params(tuner_params)
     by_case = {m.lower(): m for m in METHODS}
     meths = METHODS if methods is None else parse_list(
         ",".join(by_case.get(m.strip().lower(), m.strip()) for m in methods.split(",")),
@@ -83,8 +88,35 @@ def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, js
         task = TASKS[name] if budget is None else replace(TASKS[name], budget=budget)
         click.echo(f"{name}: {task.description}; budget {task.budget:g} s")
         for seed in range(seeds):
-            rows.extend(run_task(task, seed, meths, algos, grid_file, log=click.echo))
+            rows.extend(run_task(task, seed, meths, algos, grid_file, log=click.echo,
+                                 tuner_params=extra))
     click.echo(format_table(rows))
     click.echo(f"total wall time: {time.perf_counter() - start:.0f} s")
     if json_out:
         Path(json_out).write_text(json.dumps(report_json(rows), indent=1))
+
+
+#: MFTuner keywords the task and the benchmark set themselves (not for --tuner-params).
+FIXED = ("estimator", "space", "fidelity", "fidelities", "n_candidates", "cv", "budget",
+         "refit", "random_state")
+
+
+def _tuner_params(text) -> dict | None:
+    """``--tuner-params``: a JSON object of ``MFTuner`` keywords, checked by name."""
+    if text is None:
+        return None
+    import inspect
+
+    from ..search.tuner import MFTuner
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--tuner-params") from exc
+    allowed = sorted(set(inspect.signature(MFTuner).parameters) - set(FIXED))
+    if not isinstance(value, dict) or set(value) - set(allowed):
+        bad = sorted(set(value) - set(allowed)) if isinstance(value, dict) else value
+        raise click.BadParameter(f"must be a JSON object of MFTuner keywords among "
+                                 f"{', '.join(allowed)}; got {bad!r}",
+                                 param_hint="--tuner-params")
+    return value

@@ -151,7 +151,8 @@ class _Builder:
 
     def final(self, n_arms: int, delta: float):
         """The final wave's policy: successive elimination at the top fidelity (``"se"``),
-        with the search's ε and the exploring waves' confidence radius.
+        with the search's ε and the exploring waves' confidence radius and top-phase test
+        (``top_glr``).
 
         Parameters
         ----------
@@ -164,9 +165,10 @@ class _Builder:
         -------
         SuccessiveElimination
         """
-        radius = self.ctx.params.get("confidence", self.ctx.confidence)  # as the waves'
-        ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta),
-                      params={"confidence": radius})
+        params = {"confidence": self.ctx.params.get("confidence", self.ctx.confidence)}
+        if self.ctx.params.get("top_glr") is not None:  # as the waves'
+            params["top_glr"] = self.ctx.params["top_glr"]
+        ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta), params=params)
         return algorithms.make_policy("se", ctx)
 
 

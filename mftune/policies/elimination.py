@@ -103,16 +103,14 @@ class PhasedElimination(TopGLR, Policy):
         and the earlier phases split the rest, ``δ (1 − top_share) / (K (P −
         1))`` for ``P`` phases [RECON]. ``None``: ``delta_prime`` for every
         phase (the paper's ``δ/(K M)``).
-    top_glr : {"paired-mixture", "practical", "theory"}, optional
-        Also stop the final phase with a GLR test among the survivors at
-        the top fidelity, with this threshold (:mod:`mftune.policies.top_glr`)
-        [RECON]: ``"paired-mixture"``, ``(1 + 1/t)(log((K−1)/δ_g) + ½ log(1 +
-        t))`` at ``t`` rounds, proven for any sampling rule that tests pairs at
-        equal counts (:func:`~mftune.policies.glr.paired_mixture_threshold`);
-        ``"practical"``, MF-GRAD's, which no proof covers; ``"theory"``,
-        MF-GRAD's with one fidelity (its proof RECON). ``δ_g`` is
-        :meth:`glr_delta`, half of the final phase's δ; the eliminations keep
-        the other half. ``None``: no test.
+    top_glr : {"paired-mixture", "practical", "theory", "paired-t"}, optional
+        Also stop the final phase by a test among the survivors at the top
+        fidelity (:mod:`mftune.policies.top_glr`) [RECON], with half of its
+        δ (:meth:`glr_delta`): a GLR test with the threshold
+        ``"paired-mixture"`` (proven for tests at equal counts,
+        :func:`~mftune.policies.glr.paired_mixture_threshold`), ``"practical"``
+        (MF-GRAD's, no proof) or ``"theory"``; or ``"paired-t"``, paired
+        t-tests that estimate σ from the survivors' differences. ``None``: no test.
     """
 
     def __init__(
@@ -296,6 +294,7 @@ class PhasedElimination(TopGLR, Policy):
 
     def _after_tell(self, pulls, rewards, costs) -> None:
         m = self.fidelity_
+        self._record_top_pulls(pulls, rewards)
         arms = self._round_arms()
         if np.all(self.stats.counts[m, arms] >= self.t_ + 1):
             cums = self.stats.sums[m, arms][None, :]
@@ -482,6 +481,7 @@ class PhasedElimination(TopGLR, Policy):
             costs = np.full(arms.size, self.costs[m])
         costs = np.asarray(costs, dtype=float)
         final = cums[:, n - 1].copy()
+        self._record_top(m, arms, used, self.stats.counts[m, arms])
         self.pending[m, arms] -= 1
         self.stats.counts[m, arms] += n
         self.stats.sums[m, arms] = final
@@ -573,9 +573,13 @@ class PhasedElimination(TopGLR, Policy):
         phase = self.phase_ if phase is None else phase
         if phase >= self.phases.size - 1:
             return np.inf
-        return min(self._round_cap(phase), phase_length(
-            self.thresholds[self.phases[phase]],
-            lambda t: float(self.radius(np.array([t]), phase)[0])))
+        key = (phase, self._variance_now(phase), self.phase_delta(phase),
+               float(self.thresholds[self.phases[phase]]), self._round_cap(phase))
+        cache = self.__dict__.setdefault("_phase_lengths", {})  # the search: ~40 radii
+        if key not in cache:
+            cache[key] = min(key[-1], phase_length(
+                key[3], lambda t: float(self.radius(np.array([t]), phase)[0])))
+        return cache[key]
 
     def _summary_extra(self) -> dict:
         return {

@@ -14,20 +14,37 @@ best arm still a survivor, the test to certify a worse arm against it (the
 other half): a union bound gives δ in all. :meth:`TopGLR.glr_delta`
 has the test's δ, :func:`~mftune.policies.glr.paired_mixture_threshold` the
 threshold and the proof of its validity.
+
+``top_glr="paired-t"`` replaces the GLR statistic, which needs the noise σ,
+by paired t-tests that estimate it: the leader ``a`` is certified when, for
+every other survivor ``b``, the differences ``d_s = X_{a,s} − X_{b,s}`` of
+their ``s``-th top-fidelity rewards (the same split of the data when the
+evaluator pairs them, as :class:`~mftune.search.evaluation.CVEvaluator`
+does) give ``√t (d̄ + ε) / s_d >= q_t``, the ``1 − δ_g / ((K − 1) t (t + 1))``
+quantile of Student's t with ``t − 1`` degrees of freedom (``t >= 2``
+rounds). Validity [RECON]: if the differences of each pair are i.i.d.
+Gaussian, a leader more than ε below the best arm ``a*`` passes its test
+against ``a*`` at round ``t`` with probability at most that tail; a union
+over the ``K − 1`` arms and over ``t`` (``Σ 1/(t(t+1)) = 1``) gives ``δ_g``.
+No σ enters, so an underestimated σ cannot make it wrong; where the
+evaluator shares a split's noise between candidates, ``s_d`` is far below
+``σ√2`` and the test stops far sooner.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 from .glr import GLRStopping, paired_mixture_threshold
 
 __all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR"]
 
-#: The thresholds of the top phase's GLR test (``top_glr``): the proven
-#: ``"paired-mixture"`` and two of :data:`~mftune.policies.glr.THRESHOLDS`
-#: (``"practical"``: no proof; ``"theory"``: MF-GRAD's, its proof RECON).
-TOP_GLR = ("paired-mixture", "practical", "theory")
+#: The tests of the final phase (``top_glr``): the GLR test with the proven
+#: ``"paired-mixture"`` threshold or two of :data:`~mftune.policies.glr.THRESHOLDS`
+#: (``"practical"``: no proof; ``"theory"``: MF-GRAD's, its proof RECON), or
+#: ``"paired-t"``, paired t-tests with σ estimated (module docstring).
+TOP_GLR = ("paired-mixture", "practical", "theory", "paired-t")
 #: Share of the final phase's δ given to the GLR test (the rest to its eliminations).
 GLR_SHARE = 0.5
 
@@ -60,13 +77,52 @@ class TopGLR:
         return GLRStopping(self.n_arms, [0.0], float(np.sqrt(self._variance_now())),
                            self.glr_delta(), threshold=threshold, epsilon=self.epsilon or 0.0)
 
+    def _record_top_pulls(self, pulls, rewards: np.ndarray) -> None:
+        """:meth:`_record_top` for the pulls just told (statistics already updated)."""
+        m = self.fidelity_
+        at = pulls.fidelities == m
+        self._record_top(m, pulls.arms[at], rewards[None, at],
+                         self.stats.counts[m, pulls.arms[at]] - 1)
+
+    def _record_top(self, m: int, arms, rewards: np.ndarray, first) -> None:
+        """Keep top-fidelity rewards for ``"paired-t"``: ``rewards`` (rounds, arms) at
+        fidelity ``m`` are the ``first``-th (per arm) and following pulls of ``arms``."""
+        if self.top_glr != "paired-t" or m != self.phases[-1] or not len(arms):
+            return
+        store = self.__dict__.get("top_rewards_")
+        last = int(np.max(first)) + rewards.shape[0]
+        if store is None or store.shape[1] < last:
+            grown = np.zeros((self.n_arms, max(2 * last, 16)))
+            if store is not None:
+                grown[:, :store.shape[1]] = store
+            store = self.top_rewards_ = grown
+        store[arms[None, :], np.asarray(first)[None, :] + np.arange(rewards.shape[0])[:, None]] \
+            = rewards
+
+    def _paired_t_stops(self, arms: np.ndarray, means: np.ndarray) -> bool:
+        """``"paired-t"``: whether every survivor's test against the leader passes."""
+        t = self.t_
+        if t < 2 or arms.size < 2:
+            return False
+        d = self.top_rewards_[arms[np.argmax(means)], :t] - self.top_rewards_[arms, :t]
+        lead = d.mean(axis=1) + (self.epsilon or 0.0)
+        sd = d.std(axis=1, ddof=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.where(sd > 0, np.sqrt(t) * lead / sd, np.where(lead > 0, np.inf, 0.0))
+        level = self.glr_delta() / ((self.n_arms - 1) * t * (t + 1.0))
+        others = np.arange(arms.size) != np.argmax(means)
+        return bool(np.all(score[others] >= stats.t.isf(level, t - 1)))
+
     def _glr_may_stop(self, sums: np.ndarray, t) -> np.ndarray:
         """Per round (columns of ``sums``, survivors × rounds, after ``t`` rounds): may the
         GLR test stop? With equal counts its statistic is ``(S_1 − S_2 + εt)² / (4σ² t)``
         (``S_1 >= S_2`` the two largest sums: the empirical best against its closest
-        challenger); a relative slack of 1e-9 makes this a superset of the test's stops."""
+        challenger); a relative slack of 1e-9 makes this a superset of the test's stops.
+        ``"paired-t"``: every round may (its test needs the rewards themselves)."""
         if sums.shape[0] < 2:
             return np.zeros(sums.shape[1], dtype=bool)
+        if self.top_glr == "paired-t":
+            return np.ones(sums.shape[1], dtype=bool)
         top2 = np.sort(sums, axis=0)[-2:]
         lead = top2[1] - top2[0] + (self.epsilon or 0.0) * t
         stat = lead * lead / (4.0 * self._variance_now() * t)
@@ -74,6 +130,11 @@ class TopGLR:
 
     def _glr_test(self, arms: np.ndarray, means: np.ndarray) -> None:
         """The top phase's GLR test on the survivors ``arms`` (their means after ``t_`` rounds)."""
+        if self.top_glr == "paired-t":
+            if self._paired_t_stops(arms, means):
+                self.glr_arm_ = int(arms[np.argmax(means)])
+                self.stopped_early_ = True
+            return
         if not self._glr_may_stop(means[:, None] * self.t_, np.array([self.t_]))[0]:
             return  # the closed form rules a stop out; skip the solver
         counts = np.full((arms.size, 1), float(self.t_))

@@ -80,3 +80,34 @@ def test_the_rows_say_how_each_mftuner_run_ended():
     table = format_table(rows)
     assert "certified" in table.splitlines()[0]
     assert "1/2" in table.splitlines()[1]  # one MFTuner run of two ended with its certificate
+
+
+def test_tuner_params_reach_mftuner_and_bad_ones_are_refused(monkeypatch):
+    import pytest
+    from click.testing import CliRunner
+
+    from mftune.benchmarks import head_to_head as h2h
+    from mftune.cli import main
+    from mftune.cli.bench_h2h import _tuner_params
+
+    assert _tuner_params(None) is None
+    params = _tuner_params('{"algorithm_params": {"top_glr": "paired-t"}, "delta": 0.1}')
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake(estimator, space, **kw):  # records MFTuner's keywords, runs nothing
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(h2h, "MFTuner", fake)
+    with pytest.raises(Stop):
+        h2h._mftuner(h2h.TASKS["kde"], 0, None, None, "auto", params)
+    assert seen["algorithm_params"] == {"top_glr": "paired-t"} and seen["delta"] == 0.1
+    assert seen["budget"] == h2h.TASKS["kde"].budget  # the task's own keywords stay
+    for bad, word in (('{"budget": 3}', "budget"), ('{"nope": 1}', "nope"), ("[1]", "[1]"),
+                      ("{", "not JSON")):
+        res = CliRunner().invoke(main, ["bench", "head-to-head", "--tasks", "kde",
+                                        "--tuner-params", bad])
+        assert res.exit_code == 2 and "--tuner-params" in res.output and word in res.output

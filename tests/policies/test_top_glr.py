@@ -145,11 +145,13 @@ def test_glr_never_stops_on_identical_arms():
     assert not glr.done and glr.glr_arm_ is None
 
 
-@pytest.mark.parametrize("top_glr", ["paired-mixture", "practical"])
+@pytest.mark.parametrize("top_glr", ["paired-mixture", "practical", "paired-t"])
 @pytest.mark.parametrize("epsilon", [None, 0.05])
 def test_block_path_equals_round_by_round_with_the_glr(top_glr, epsilon):
+    # paired-t ends a block at every top round: a shorter run keeps the test quick
+    sigma = 0.3 if top_glr == "paired-t" else 1.0
     for seed in range(3):
-        stream = _stream([0.5, 0.4, 0.35, 0.1], 1.0, 20_000, seed)
+        stream = _stream([0.5, 0.4, 0.35, 0.1], sigma, 20_000, seed)
         a = SuccessiveElimination(4, [1.0], 0.05, 1.0, epsilon, confidence="mixture",
                                   top_glr=top_glr)
         b = SuccessiveElimination(4, [1.0], 0.05, 1.0, epsilon, confidence="mixture",
@@ -157,6 +159,65 @@ def test_block_path_equals_round_by_round_with_the_glr(top_glr, epsilon):
         assert _run(a, stream) == _run(b, stream, block=300)
         assert a.recommend() == b.recommend() and a.glr_arm_ == b.glr_arm_
         np.testing.assert_array_equal(a.stats.counts, b.stats.counts)
+
+
+def _shared_split_stream(means, split_sd, own_sd, rounds, seed):
+    """Rewards whose round-s noise is mostly shared by every arm (the s-th split of the
+    data), plus a small noise of each arm's own."""
+    rng = np.random.default_rng(seed)
+    shared = split_sd * rng.standard_normal((rounds, 1))
+    return np.asarray(means)[None, :] + shared + own_sd * rng.standard_normal(
+        (rounds, len(means)))
+
+
+def test_paired_t_stops_far_sooner_when_the_split_noise_is_shared():
+    # σ per arm ≈ 0.05 (what the per-arm radius and the GLR test must use), but the
+    # differences between arms have σ_d = 0.005·√2: the paired test sees the small one.
+    sigma2 = 0.05**2 + 0.005**2
+    for seed in range(3):
+        stream = _shared_split_stream([0.80, 0.79, 0.75], 0.05, 0.005, 20_000, seed)
+        mixture = SuccessiveElimination(3, [1.0], 0.05, sigma2, confidence="mixture",
+                                        top_glr="paired-mixture")
+        paired = SuccessiveElimination(3, [1.0], 0.05, sigma2, confidence="mixture",
+                                       top_glr="paired-t")
+        n_mixture, n_paired = _run(mixture, stream), _run(paired, stream)
+        assert paired.done and paired.glr_arm_ == 0 and paired.recommend() == 0
+        assert mixture.done and mixture.recommend() == 0
+        assert n_paired < 0.2 * n_mixture
+        assert paired.summary().extra["stopped_by_glr"]
+
+
+def test_paired_t_never_uses_sigma():
+    # a σ² a thousand times too small changes the eliminations, not the paired test's stop
+    stream = _shared_split_stream([0.6, 0.5], 0.3, 0.05, 5000, seed=4)
+    stops = []
+    for s2 in (1e-4, 10.0):
+        policy = SuccessiveElimination(2, [1.0], 0.05, s2, top_glr="paired-t")
+        policy.phase_delta = lambda phase=None: 1e-300  # no elimination: the test alone
+        stops.append(_run(policy, stream))
+        assert policy.glr_arm_ == 0
+    assert stops[0] == stops[1] > 2
+
+
+def test_paired_t_error_rate_on_a_tie():
+    # The wrong stop of the test (ε = 0, two arms of equal means: arm 1 certified against
+    # arm 0) at any of 500 rounds, with the policy's quantiles and δ_g = δ/2 (SE, K = 2).
+    # Over 4,000 Gaussian streams its frequency must stay within the 0.999 quantile of
+    # Binomial(4000, δ_g): the union over rounds gives P <= δ_g Σ 1/(t(t+1)) < δ_g / 2.
+    from scipy.stats import t as student
+
+    policy = SuccessiveElimination(2, [1.0], 0.2, 1.0, top_glr="paired-t")
+    delta_g, runs, rounds = policy.glr_delta(), 4000, 500
+    t = np.arange(2, rounds + 1)
+    q = student.isf(delta_g / (t * (t + 1.0)), t - 1)
+    d = np.random.default_rng(8).standard_normal((runs, rounds)) * 0.3  # X_1 − X_0
+    n = np.arange(1, rounds + 1)
+    mean = np.cumsum(d, axis=1) / n
+    var = (np.cumsum(d * d, axis=1) - n * mean**2) / np.maximum(n - 1, 1)
+    score = np.sqrt(n[1:]) * mean[:, 1:] / np.sqrt(var[:, 1:])
+    wrong = int(np.any(score >= q, axis=1).sum())
+    assert delta_g == pytest.approx(0.1)
+    assert 0 < wrong <= binom.ppf(0.999, runs, delta_g / 2)
 
 
 def test_the_top_share_is_split_with_the_test():
@@ -197,7 +258,8 @@ def test_settings_round_trip(name):
 
 @pytest.mark.parametrize("bad", ["kk", "Practical", 1, True])
 def test_bad_top_glr_is_refused_with_the_allowed_values(bad):
-    msg = r"top_glr must be one of \('paired-mixture', 'practical', 'theory'\) or None"
+    msg = (r"top_glr must be one of \('paired-mixture', 'practical', 'theory', 'paired-t'\) "
+           "or None")
     with pytest.raises(ValueError, match=msg):
         SuccessiveElimination(3, [1.0], 0.05, 1.0, top_glr=bad)
     with pytest.raises(ValueError, match=msg):

@@ -255,6 +255,18 @@ def test_the_final_wave_pulls_its_survivors_at_the_top_fidelity_only(monkeypatch
     assert sorted(last["carried"]) == sorted(before["survivors"])
 
 
+def test_the_final_wave_keeps_the_search_s_radius_and_top_phase_test():
+    t = bump_tuner(max_pulls=300, algorithm_params={"top_glr": "paired-t",
+                                                    "confidence": "iise"}).fit(X, Y)
+    final = t.policy_.build_final(3, 0.025)
+    assert type(final).__name__ == "SuccessiveElimination"
+    assert final.top_glr == "paired-t" and final.confidence == "iise"
+    assert t.policy_.build(3, 0.025).top_glr == "paired-t"
+    # without the option, no test in the final wave either
+    plain = bump_tuner(max_pulls=300).fit(X, Y).policy_.build_final(3, 0.025)
+    assert plain.top_glr is None
+
+
 def test_the_final_wave_cost_grows_with_ties_and_survivors(adaptive):
     p = adaptive.policy_
     top = p.n_fidelities - 1
