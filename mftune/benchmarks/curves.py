@@ -199,19 +199,21 @@ def run_search(instance: CurveInstance, seed: int, **settings) -> dict:
             "reason": reason, "epsilon": eps}
 
 
-#: What ``mftune bench curves`` runs on every instance: the tuner's defaults, the same
-#: search with the paper's radius, δ split and no late-bloomer guard (``paper-rules``),
-#: the default with a GLR test that may also end its top phase (``default-glr``: the
-#: proven paired-mixture threshold; ``default-glr-practical``: MF-GRAD's practical
-#: threshold, unproven; ``default-paired-t``: paired t-tests, no σ), and top-fidelity
+#: What ``mftune bench curves`` runs on every instance: the tuner's defaults (with the
+#: paired t-tests in the top phase), the same search without a top-phase test
+#: (``no-top-test``) or with the paired t-tests named (``default-paired-t``), with the
+#: paper's radius, δ split, no late-bloomer guard and no test (``paper-rules``), with a
+#: GLR test instead (``default-glr``: the proven paired-mixture threshold;
+#: ``default-glr-practical``: MF-GRAD's practical threshold, unproven), and top-fidelity
 #: SE with the paper's radius and with the default's anytime radius.
 METHODS = {
     "default": {},
+    "no-top-test": {"algorithm_params": {"top_glr": None}},
     "default-glr": {"algorithm_params": {"top_glr": "paired-mixture"}},
     "default-glr-practical": {"algorithm_params": {"top_glr": "practical"}},
     "default-paired-t": {"algorithm_params": {"top_glr": "paired-t"}},
     "paper-rules": {"algorithm_params": {"confidence": "iise", "top_share": None,
-                                         "curve_check": None}},
+                                         "curve_check": None, "top_glr": None}},
     "se": {"algorithm": "se"},
     "se-mixture": {"algorithm": "se", "algorithm_params": {"confidence": "mixture"}},
 }

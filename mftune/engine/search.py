@@ -523,6 +523,8 @@ class Search:
     def statement(self, reason: str) -> str:
         """The guarantee statement of this search ended for ``reason`` (one text for all)."""
         waves = getattr(self.policy_, "coverage", None)
+        inner = getattr(self.policy_, "inner", self.policy_)  # a wave's policy
         return statement(reason, delta=self.delta, epsilon=self.epsilon_, sigma=self.sigma_,
                          bias_mode=self.bias_mode_, tie=self.tie_,
-                         waves=waves() if waves is not None else None)
+                         waves=waves() if waves is not None else None,
+                         top_test=getattr(inner, "top_glr", None))

@@ -165,9 +165,8 @@ class _Builder:
         -------
         SuccessiveElimination
         """
-        params = {"confidence": self.ctx.params.get("confidence", self.ctx.confidence)}
-        if self.ctx.params.get("top_glr") is not None:  # as the waves'
-            params["top_glr"] = self.ctx.params["top_glr"]
+        params = {k: self.ctx.params.get(k, getattr(self.ctx, k)) for k in ("confidence",
+                                                                             "top_glr")}
         ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta), params=params)
         return algorithms.make_policy("se", ctx)
 

@@ -243,6 +243,10 @@ TUNER_CHUNK_SECONDS: float = 1.0
 #: (docs/algorithms.md, "Stopping that pays for itself"; ``mftune bench curves``).
 TUNER_CONFIDENCE = "mixture"
 TUNER_TOP_SHARE: float | None = 0.5
+#: The tuner's test in the top phase: paired t-tests on the candidates' split-by-split
+#: differences, which need no σ and see through the noise every candidate shares on a
+#: split (docs/algorithms.md, "GLR stopping in the top phase"; docs/benchmarks.md).
+TUNER_TOP_GLR: str | None = "paired-t"
 
 
 def tuner_switches(name: str) -> dict:
@@ -255,7 +259,7 @@ def tuner_switches(name: str) -> dict:
         return {}
     switches = {"futility_switch": True, "best_first": True,
                 "chunk_cost": TUNER_CHUNK_SECONDS, "confidence": TUNER_CONFIDENCE,
-                "top_share": TUNER_TOP_SHARE}
+                "top_share": TUNER_TOP_SHARE, "top_glr": TUNER_TOP_GLR}
     if TUNER_COST_BALANCE is not None:
         switches["cost_balance"] = TUNER_COST_BALANCE
     return switches

@@ -38,7 +38,8 @@ __all__ = ["StudyRecord", "apply_update", "statement"]
 
 
 def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_mode: str,
-              tie: list | None = None, waves: dict | None = None) -> str:
+              tie: list | None = None, waves: dict | None = None,
+              top_test: str | None = None) -> str:
     """The one guarantee statement of a search (or study) that ended for ``reason``.
 
     Parameters
@@ -59,14 +60,16 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
         followed (``"surrogate"``, ``"stalled"``, ``"budget"``, ``"max-waves"``,
         ``"exhausted"``). The
         certificate then covers every candidate evaluated [RECON].
+    top_test : str, optional
+        The top phase's test (``top_glr``); ``"paired-t"`` adds its assumption.
     """
+    assumed = _assumptions(sigma, bias_mode, top_test)
     if reason == "stopping-rule" and waves is not None:
-        return _waves_statement(delta, epsilon, sigma, bias_mode, waves)
+        return _waves_statement(delta, epsilon, assumed, waves)
     if reason == "stopping-rule":
         eps = "the best" if not epsilon else f"within epsilon={epsilon:.4g} of the best"
         return (f"with probability >= {1 - delta:g} the recommended candidate is {eps} "
-                f"candidate's score (sub-Gaussian pulls with sigma per fidelity "
-                f"{np.round(np.asarray(sigma, float), 4).tolist()}, bias bounds {bias_mode})")
+                f"candidate's score ({assumed})")
     if reason == "tie":
         return (f"tie: candidates {tie} score exactly the same at the top fidelity and the "
                 "objective is deterministic, so no more pulls can separate them; every other "
@@ -79,13 +82,22 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
             + tail)
 
 
-def _waves_statement(delta, epsilon, sigma, bias_mode, waves: dict) -> str:
+def _assumptions(sigma, bias_mode: str, top_test: str | None) -> str:
+    """What a certificate assumes: the noise, the bias bounds and the top phase's test."""
+    text = (f"sub-Gaussian pulls with sigma per fidelity "
+            f"{np.round(np.asarray(sigma, float), 4).tolist()}, bias bounds {bias_mode}")
+    if top_test == "paired-t":
+        text += ("; at the top fidelity paired t-tests, which assume the candidates' "
+                 "split-by-split differences Gaussian and independent across splits")
+    return text
+
+
+def _waves_statement(delta, epsilon, assumed: str, waves: dict) -> str:
     """The certificate of a search with waves: the best of every candidate evaluated."""
     eps = f"within epsilon={epsilon:.4g} of " if epsilon else ""
     text = (f"with probability >= {1 - delta:g} the recommended candidate is {eps}the best "
             f"of the {waves['n_candidates']} candidates evaluated in {waves['n_waves']} "
-            f"wave(s) (delta split over the waves; sub-Gaussian pulls with sigma per fidelity "
-            f"{np.round(np.asarray(sigma, float), 4).tolist()}, bias bounds {bias_mode}); ")
+            f"wave(s) (delta split over the waves; {assumed}); ")
     gap = f"{epsilon:.4g}" if epsilon else "0"
     finished = waves.get("finished")
     if finished == "surrogate":

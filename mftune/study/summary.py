@@ -150,7 +150,7 @@ def study_summary(path) -> dict:
         text = statement(reason, delta=in_force["delta"], epsilon=in_force.get("epsilon"),
                          sigma=np.atleast_1d(in_force["sigma"]),
                          bias_mode=in_force.get("bias_mode", "known"),
-                         tie=meta["state"].get("tie"))
+                         tie=meta["state"].get("tie"), top_test=in_force.get("top_glr"))
     out.update(status="finished" if reason in ("stopping-rule", "tie") else "running",
                alive=alive, best=best, statement=text)
     return out

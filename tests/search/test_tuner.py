@@ -129,8 +129,10 @@ def test_failures_are_recorded_and_never_recommended(data):
     t = MFTuner(Flaky(), {"c": Real(0.0, 1.0)}, n_candidates=20, cv=3, max_pulls=150,
                 random_state=1).fit(X, y)
     failing = np.array([p["c"] < 0.3 for p in t.cv_results_["params"]])
-    assert failing.any() and not failing.all()
-    assert np.all(t.cv_results_["n_failed"][failing] > 0)
+    # a candidate of a later wave may be listed and not yet pulled when the cap hits
+    pulled = sum(v for k, v in t.cv_results_.items() if k.startswith("n_pulls_")) > 0
+    assert (failing & pulled).any() and not failing.all()
+    assert np.all(t.cv_results_["n_failed"][failing & pulled] > 0)
     assert np.all(t.cv_results_["n_failed"][~failing] == 0)
     assert t.best_params_["c"] >= 0.3
     st = np.array(t.pulls_["status"])

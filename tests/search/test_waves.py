@@ -112,6 +112,11 @@ def test_the_statement_covers_every_candidate_evaluated(monkeypatch):
         in t.guarantee_
     assert any(why in t.guarantee_ for why in ("max_waves", "no new candidate predicted",
                                                "did not beat it"))
+    # the top phase's paired t-tests (the tuner's default) name their assumption
+    assert "paired t-tests, which assume the candidates' split-by-split differences " \
+        "Gaussian" in t.guarantee_
+    plain = bump_tuner(algorithm_params={"top_glr": None}).fit(X, Y)
+    assert plain.stopping_reason_ == "stopping-rule" and "t-tests" not in plain.guarantee_
     capped = bump_tuner(max_pulls=30).fit(X, Y)
     assert capped.guarantee_.startswith("no confidence statement")
     assert "candidates evaluated in 1 wave(s)" in capped.guarantee_
@@ -256,15 +261,16 @@ def test_the_final_wave_pulls_its_survivors_at_the_top_fidelity_only(monkeypatch
 
 
 def test_the_final_wave_keeps_the_search_s_radius_and_top_phase_test():
-    t = bump_tuner(max_pulls=300, algorithm_params={"top_glr": "paired-t",
+    t = bump_tuner(max_pulls=300, algorithm_params={"top_glr": "practical",
                                                     "confidence": "iise"}).fit(X, Y)
     final = t.policy_.build_final(3, 0.025)
     assert type(final).__name__ == "SuccessiveElimination"
-    assert final.top_glr == "paired-t" and final.confidence == "iise"
-    assert t.policy_.build(3, 0.025).top_glr == "paired-t"
-    # without the option, no test in the final wave either
-    plain = bump_tuner(max_pulls=300).fit(X, Y).policy_.build_final(3, 0.025)
-    assert plain.top_glr is None
+    assert final.top_glr == "practical" and final.confidence == "iise"
+    assert t.policy_.build(3, 0.025).top_glr == "practical"
+    # the tuner's own test (paired-t) when algorithm_params do not name one
+    default = bump_tuner(max_pulls=300).fit(X, Y).policy_
+    assert default.build_final(3, 0.025).top_glr == "paired-t"
+    assert default.build(3, 0.025).top_glr == "paired-t"
 
 
 def test_the_final_wave_cost_grows_with_ties_and_survivors(adaptive):
