@@ -78,7 +78,7 @@ def _check(mu, costs, xi, sigma):
 
 #: Up to this many one-sided terms :func:`_argmin_onesided` compares every candidate
 #: (fewer numpy calls); above it, it locates the segment by sorted prefix sums (less work).
-_FEW_TERMS = 16
+_FEW_TERMS = 4
 
 
 def _argmin_onesided(W, R, S):
