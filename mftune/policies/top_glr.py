@@ -79,6 +79,8 @@ class TopGLR:
 
     def _record_top_pulls(self, pulls, rewards: np.ndarray) -> None:
         """:meth:`_record_top` for the pulls just told (statistics already updated)."""
+        if self.top_glr != "paired-t":  # every tell passes here: nothing to do
+            return
         m = self.fidelity_
         at = pulls.fidelities == m
         self._record_top(m, pulls.arms[at], rewards[None, at],
@@ -104,13 +106,14 @@ class TopGLR:
         t = self.t_
         if t < 2 or arms.size < 2:
             return False
-        d = self.top_rewards_[arms[np.argmax(means)], :t] - self.top_rewards_[arms, :t]
+        leader = int(np.argmax(means))
+        d = self.top_rewards_[arms[leader], :t] - self.top_rewards_[arms, :t]
         lead = d.mean(axis=1) + (self.epsilon or 0.0)
         sd = d.std(axis=1, ddof=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             score = np.where(sd > 0, np.sqrt(t) * lead / sd, np.where(lead > 0, np.inf, 0.0))
         level = self.glr_delta() / ((self.n_arms - 1) * t * (t + 1.0))
-        others = np.arange(arms.size) != np.argmax(means)
+        others = np.arange(arms.size) != leader
         return bool(np.all(score[others] >= stats.t.isf(level, t - 1)))
 
     def _glr_may_stop(self, sums: np.ndarray, t) -> np.ndarray:
