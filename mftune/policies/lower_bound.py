@@ -368,18 +368,19 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float
         val2, exc2, ti2, tb2, others2 = best_pair_values(mu[rows], w[rows], xi, sigma, arm,
                                                          (x[rows], g[rows]))
         v2 = exc2 if excess else val2
-        j2 = np.argmin(v2, axis=1)
-        q = np.arange(rows.size)
-        per_arm = np.full((f.size, mu.shape[1]), -np.inf)
-        per_arm[fr, arm] = v2[q, j2]
-        per_arm[np.arange(f.size), a[f]] = value[f]
-        best = np.argmax(per_arm, axis=1)
-        pick = ~(best == a[f])
-        at = np.zeros(f.size, dtype=np.int64)  # the maximising arm's entry among the rows
-        at[fr[arm == best[fr]]] = np.flatnonzero(arm == best[fr])
-        at, rf = at[pick], f[pick]
-        value[rf], istar[rf], bhat[rf] = v2[at, j2[at]], best[pick], others2[at, j2[at]]
-        ti[rf], tb[rf] = ti2[at, j2[at]], tb2[at, j2[at]]
+        q, j2 = np.arange(rows.size), np.argmin(v2, axis=1)
+        # per row and arm: its min over challengers, with that challenger and alternative
+        r, K = np.arange(f.size), mu.shape[1]
+        per = [np.full((f.size, K), -np.inf), np.zeros((f.size, K), dtype=bhat.dtype),
+               np.zeros((f.size, K, ti.shape[1])), np.zeros((f.size, K, tb.shape[1]))]
+        for out, mine, other in zip(per, (value, bhat, ti, tb), (v2, others2, ti2, tb2),
+                                    strict=True):
+            out[fr, arm] = other[q, j2]
+            out[r, a[f]] = mine[f]
+        best = np.argmax(per[0], axis=1)  # the first maximising arm, as max_min
+        istar[f] = best
+        for out, mine in zip(per, (value, bhat, ti, tb), strict=True):
+            mine[f] = out[r, best]
     return value, istar, bhat, ti, tb
 
 
