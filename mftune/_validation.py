@@ -7,7 +7,6 @@ states the values it accepts, so a user can fix the call without reading code.
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 
@@ -20,7 +19,7 @@ __all__ = [
     "check_probability",
     "check_theta",
     "check_variance_proxy",
-    "dominated_fidelities",
+    "useful_fidelities",
 ]
 
 
@@ -108,8 +107,7 @@ def check_costs(costs, name: str = "costs", n_fidelities: int | None = None) -> 
 
     A fidelity that is not cheaper than the next one is dominated (the next one
     is at least as informative for no more cost), so it is refused here rather
-    than silently kept; see :func:`dominated_fidelities` for the tuner's
-    dropping helper.
+    than silently kept.
     """
     arr = _as_1d_float(costs, name)
     if n_fidelities is not None and arr.size != n_fidelities:
@@ -128,11 +126,14 @@ def check_costs(costs, name: str = "costs", n_fidelities: int | None = None) -> 
     return arr
 
 
-def check_bias(bias, name: str = "xi", n_fidelities: int | None = None) -> np.ndarray:
-    """Check bias bounds: non-negative, strictly decreasing, last entry 0.
+def check_bias(bias, name: str = "xi", n_fidelities: int | None = None,
+               monotone: bool = True) -> np.ndarray:
+    """Check bias bounds: non-negative, last entry 0, strictly decreasing if ``monotone``.
 
-    The top fidelity is the target, so its bias is 0; a lower fidelity whose
-    bias bound is not larger than the next one's is dominated and refused.
+    The top fidelity is the target, so its bias is 0. With ``monotone``, a
+    lower fidelity whose bias bound is not larger than the next one's is
+    refused as dominated; without it, the bounds are taken as given (the
+    elimination policies skip the fidelities they make useless).
     """
     arr = _as_1d_float(bias, name)
     if n_fidelities is not None and arr.size != n_fidelities:
@@ -145,7 +146,7 @@ def check_bias(bias, name: str = "xi", n_fidelities: int | None = None) -> np.nd
         raise ValueError(
             f"{name} must end with 0 (the top fidelity is unbiased); got {arr.tolist()}"
         )
-    if np.any(np.diff(arr) >= 0):
+    if monotone and np.any(np.diff(arr) >= 0):
         bad = int(np.flatnonzero(np.diff(arr) >= 0)[0])
         raise ValueError(
             f"{name} must be strictly decreasing to 0 ({name}_1 > ... > {name}_M = 0); "
@@ -175,34 +176,23 @@ def check_theta(theta, name: str = "theta", n_fidelities: int | None = None) -> 
     return arr
 
 
-def dominated_fidelities(costs, bias) -> np.ndarray:
-    """Indices of fidelities that are dominated by a later one.
+def useful_fidelities(bias) -> np.ndarray:
+    """Indices of the fidelities a bias bound makes worth their cost, cheapest first.
 
-    Fidelity ``m`` is dominated when some later fidelity ``m' > m`` is not more
-    expensive (``costs[m'] <= costs[m]``) or ``m`` is not less biased
-    (``bias[m] <= bias[m']``). The tuner uses this to drop such fidelities
-    with a warning (:func:`drop_dominated`); policies refuse them.
+    With costs strictly increasing, fidelity ``m`` is useful when its bound is
+    below every cheaper fidelity's: one whose bound is not below a cheaper
+    one's costs more and tells no more, so it is skipped. The last index kept
+    is the cheapest fidelity bounded by 0 (the top, unless a cheaper one is
+    as good as the target).
+
+    Parameters
+    ----------
+    bias : array-like of shape (M,)
+        Non-negative bias bounds ending in 0, in any order.
+
+    Returns
+    -------
+    ndarray of int
     """
-    costs = np.asarray(costs, dtype=float)
-    bias = np.asarray(bias, dtype=float)
-    later_cheaper = np.array(
-        [np.any(costs[m + 1 :] <= costs[m]) for m in range(costs.size)], dtype=bool
-    )
-    later_as_biased = np.array(
-        [np.any(bias[m + 1 :] >= bias[m]) for m in range(bias.size)], dtype=bool
-    )
-    return np.flatnonzero(later_cheaper | later_as_biased)
-
-
-def drop_dominated(costs, bias, name: str = "fidelities") -> np.ndarray:
-    """Return the indices of the fidelities to keep, warning about the rest."""
-    bad = dominated_fidelities(costs, bias)
-    keep = np.setdiff1d(np.arange(len(costs)), bad)
-    if bad.size:
-        warnings.warn(
-            f"{name}: dropping dominated fidelities {bad.tolist()} (not cheaper, or not less "
-            "biased, than a higher fidelity)",
-            UserWarning,
-            stacklevel=2,
-        )
-    return keep
+    b = np.asarray(bias, dtype=float)
+    return np.flatnonzero(b < np.minimum.accumulate(np.r_[np.inf, b[:-1]]))

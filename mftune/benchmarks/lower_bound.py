@@ -409,28 +409,19 @@ def _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate
     return simulate_runs(env, {policy: factory}, n_runs, seed, n_jobs, max_pulls=cap)
 
 
-def gamma_env(env: SimulatedBandit) -> SimulatedBandit:
-    """``env`` with γ raised to its suffix maximum (a valid bound, non-increasing)."""
-    g = np.maximum.accumulate(env.gamma[::-1])[::-1]
-    if np.array_equal(g, env.gamma):
-        return env
-    out = copy.copy(env)
-    out.gamma = g
-    return out
-
-
 def policy_setup(policy, inst, delta, seed=0, learning_rate=None):
     """``(env, factory)`` of an elimination, GRAD or MF-GRAD policy on ``inst``.
 
     The factory is called once here, so that a policy refusing the instance
-    (e.g. IISE-γ with γ not strictly decreasing) raises ValueError before any run.
+    raises ValueError before any run. IISE-γ gets the instance's true γ as it
+    is (not monotone on some instances: the fidelities it makes useless are
+    skipped).
     """
     env = inst.env
     if policy in ELIMINATION:
         factory = {"SE": partial(_se, delta=delta), "IISE": partial(_iise, delta=delta),
                    "IISE-gamma": partial(_iise_gamma, delta=delta),
                    "MFE": partial(_mfe, delta=delta, c=inst.mfe_c)}[policy]
-        env = gamma_env(env) if policy == "IISE-gamma" else env
     else:
         kind = "GRAD" if policy.startswith("GRAD") else "MF-GRAD"
         factory = partial(make_grad, kind=kind, delta=delta, learning_rate=learning_rate,

@@ -31,7 +31,7 @@ it when ``fast=True``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,11 +62,14 @@ def runs_in_process(n_jobs: int | None, n_tasks: int) -> bool:
 
 
 def parallel_map(func: Callable, arglists: Iterable[tuple], n_jobs: int | None = None, *,
-                 prefer: str | None = None) -> list:
+                 prefer: str | None = None, lazy: bool = False) -> list | Iterator:
     """``[func(*args) for args in arglists]``, through ``joblib.Parallel``.
 
     Results keep the order of ``arglists``. Runs in this process when joblib
     would (see :func:`runs_in_process`), skipping its dispatch overhead.
+    With ``lazy``, an iterator yields each result as soon as it and those
+    before it are done (joblib's ``return_as="generator"``, on the backends
+    that have it; a list on the others).
 
     Parameters
     ----------
@@ -79,14 +82,20 @@ def parallel_map(func: Callable, arglists: Iterable[tuple], n_jobs: int | None =
     prefer : {"processes", "threads"} or None
         joblib's soft hint (ignored by backends such as dask).
 
+    lazy : bool, default=False
+        Return an iterator instead of a list.
+
     Returns
     -------
-    list
+    list or iterator
     """
     arglists = list(arglists)
     if runs_in_process(n_jobs, len(arglists)):
-        return [func(*args) for args in arglists]
-    return Parallel(n_jobs=n_jobs, prefer=prefer)(delayed(func)(*args) for args in arglists)
+        results = (func(*args) for args in arglists)
+        return results if lazy else list(results)
+    lazy = lazy and get_active_backend()[0].supports_return_generator  # else a list
+    return Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator" if lazy else "list")(
+        delayed(func)(*args) for args in arglists)
 
 class Evaluator:
     """Base evaluator: runs ``evaluate_one`` for every pull of a batch through joblib.
@@ -96,10 +105,24 @@ class Evaluator:
     n_jobs : int or None
         Parallel workers for a batch (joblib semantics: ``None`` defers to
         ``joblib.parallel_config``, else 1).
+
+    Attributes
+    ----------
+    on_result : callable or None
+        Told ``(arm, fidelity, reward, seconds)`` of each pull as it finishes,
+        before its batch ends, by evaluators that :meth:`report` (the search
+        sets it during its calibration to answer at once).
     """
+
+    on_result: Callable[[int, int, float, float], None] | None = None
 
     def __init__(self, n_jobs: int | None = None):
         self.n_jobs = n_jobs
+
+    def report(self, arm: int, fidelity: int, reward: float, seconds: float) -> None:
+        """Tell :attr:`on_result` (when set) that a pull has finished."""
+        if self.on_result is not None:
+            self.on_result(arm, fidelity, reward, seconds)
 
     def evaluate_one(self, arm: int, fidelity: int, point=None) -> Outcome:
         """Evaluate one pull; override in subclasses."""

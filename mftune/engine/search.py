@@ -151,8 +151,14 @@ class Search:
         return min(self.n_calibration, n_arms) * self._calibrated_fidelities() * min(n_splits, 2)
 
     # -- set-up -----------------------------------------------------------------------
-    def setup(self, rng) -> None:
-        """Calibrate (when needed) and build the policy."""
+    def setup(self, rng, t_start: float | None = None) -> None:
+        """Calibrate (when needed) and build the policy.
+
+        ``t_start`` (a ``time.perf_counter()`` value, default now) is when the
+        run began: the anytime trace counts its seconds from there.
+        """
+        self.t_start = time.perf_counter() if t_start is None else t_start
+        self.calibration_trace_: list[tuple[float, float, int, int]] = []
         ev, levels = self.evaluator, self.levels
         candidates = ev.candidates
         n_fid = len(levels)
@@ -353,12 +359,14 @@ class Search:
         a, f, s = np.meshgrid(arms, np.arange(n_fid), np.arange(n_folds), indexing="ij")
         pulls = Pulls(a.ravel(), f.ravel())
         ev.phase = "calibration"
+        ev.on_result = self._calibration_answer(n_arms, n_fid)
         start = len(ev.records)
         t0 = time.perf_counter()
         try:
             out = self.evaluate(pulls, "calibration")
         finally:
             ev.phase = "search"
+            ev.on_result = None
         ev.acknowledge()  # the calibration's pulls are used as they are
         say_failures(pulls, out, self.verbose, self.stream)
         recs = ev.records[start:]
@@ -379,6 +387,31 @@ class Search:
                     f"on {n_folds} repeats, cost {self.calibration_cost_:.2f} s "
                     f"({time.perf_counter() - t0:.1f} s wall)")
         return est
+
+    def _calibration_answer(self, n_arms: int, n_fid: int):
+        """The evaluator's per-pull hook while the calibration runs: an answer at once [RECON].
+
+        From the first finished calibration pull on, the recommendation is the
+        calibrated candidate with the best mean score at the highest fidelity
+        any of them has reached; it joins the anytime trace (the calibration's
+        seconds spent, no search pull) before the calibration's batch ends.
+        """
+        sums, counts = np.zeros((n_fid, n_arms)), np.zeros((n_fid, n_arms))
+        spent = [0.0]
+
+        def on_result(arm: int, fidelity: int, reward: float, seconds: float) -> None:
+            spent[0] += seconds
+            if np.isfinite(reward):
+                sums[fidelity, arm] += reward
+                counts[fidelity, arm] += 1
+            reached = np.flatnonzero(counts.any(axis=1))
+            if reached.size:
+                n = counts[reached[-1]]
+                means = np.where(n > 0, sums[reached[-1]] / np.maximum(n, 1), -np.inf)
+                self.calibration_trace_.append(
+                    (time.perf_counter() - self.t_start, spent[0], 0, int(np.argmax(means))))
+
+        return on_result
 
     # -- the run --------------------------------------------------------------------------
     def update(self, pulls, outcomes, policy) -> None:
@@ -474,11 +507,12 @@ class Search:
         spent = prev.cost if prev is not None else self.calibration_cost_
         progress = Progress(self.verbose, self.candidates_, self.evaluator.metric, spent,
                             prev.n_pulls if prev else 0, budget, stream=self.stream)
-        if t_start is not None:
-            progress.t0 = t_start
+        progress.t0 = self.t_start if t_start is None else t_start
         if prev is not None:
             progress.history = prev.history
             progress.eliminated_time = prev.eliminated_time
+        else:  # the calibration's answers come first
+            progress.history = list(self.calibration_trace_)
         self.progress = progress
         self.tie_ = self.failure_ = None
         self._stop = "tie"

@@ -522,7 +522,7 @@ class PhasedElimination(TopGLR, Policy):
         costs : array-like of shape (M,), optional
             Strictly increasing per-fidelity costs.
         xi : array-like of shape (M,), optional
-            Strictly decreasing bias bounds ending in 0.
+            Bias bounds ending in 0 (later phases skip the fidelities they make useless).
         variance_proxy : float or array-like of shape (M,), optional
             New sub-Gaussian variance proxy σ², or one per fidelity (each
             phase's radius then uses its fidelity's σ²_m; the elimination
@@ -539,7 +539,7 @@ class PhasedElimination(TopGLR, Policy):
         if xi is not None:
             if bias is None:
                 raise ValueError(f"xi: {type(self).__name__} uses no bias bounds")
-            bias = check_bias(xi, "xi", self.n_fidelities)
+            bias = check_bias(xi, "xi", self.n_fidelities, monotone=False)
         if bias is not None and (costs is not None or xi is not None):
             self.thresholds, self.widths = self._derive_bounds(self.costs, bias)
             self._set_bias(bias)

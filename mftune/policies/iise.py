@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_bias, check_costs, check_delta, check_positive
+from .._validation import (
+    check_bias,
+    check_costs,
+    check_delta,
+    check_positive,
+    useful_fidelities,
+)
 from .elimination import PhasedElimination
 
 __all__ = ["IISE", "MFE", "IISEGamma", "SuccessiveElimination", "iise_thresholds"]
@@ -85,9 +91,16 @@ class SuccessiveElimination(PhasedElimination):
 class _BoundedElimination(PhasedElimination):
     """Shared constructor of the policies driven by bias bounds (IISE, IISE-γ, MFE).
 
-    Subclasses name their bound (``_bias_name``) and say how thresholds and
-    elimination widths follow from costs and bounds (``_derive_bounds``); the
-    same rule serves construction and :meth:`update_bounds`.
+    Subclasses name their bound (``_bias_name``) and say how switch thresholds
+    (``_thresholds``) and elimination widths (``_widths``) follow from costs
+    and bounds; the same rule serves construction and :meth:`update_bounds`.
+
+    Bounds need not decrease with the fidelity [RECON]: the phases run on the
+    fidelities :func:`~mftune._validation.useful_fidelities` keeps (a fidelity
+    whose bound is not below a cheaper one's costs more and tells no more),
+    the thresholds are those of that sub-problem, and ``δ' = δ/(K P)`` is split
+    over the ``P`` phases that can run. With decreasing bounds every fidelity
+    is kept and this is the paper's algorithm.
     """
 
     _bias_name = "xi"
@@ -97,30 +110,68 @@ class _BoundedElimination(PhasedElimination):
                  chunk_cost=None, confidence="iise", top_share=None, curve_check=None,
                  top_glr=None):
         costs = check_costs(costs)
-        bias = check_bias(bias, self._bias_name, costs.size)
+        bias = check_bias(bias, self._bias_name, costs.size, monotone=False)
         self._set_bias(bias)
         thresholds, widths = self._derive_bounds(costs, bias)
+        phases = useful_fidelities(bias)
         super().__init__(
             n_arms, costs, delta, variance_proxy, thresholds=thresholds, widths=widths,
-            phases=np.arange(costs.size),
-            delta_prime=check_delta(delta) / (n_arms * costs.size), epsilon=epsilon,
-            random_state=random_state, futility_switch=futility_switch,
+            phases=phases, delta_prime=check_delta(delta) / (n_arms * phases.size),
+            epsilon=epsilon, random_state=random_state, futility_switch=futility_switch,
             cost_balance=cost_balance, best_first=best_first, batch_size=batch_size,
             chunk_cost=chunk_cost, confidence=confidence, top_share=top_share,
             curve_check=curve_check, top_glr=top_glr,
         )
 
+    def _derive_bounds(self, costs, bias):
+        """Thresholds on the useful fidelities (0 elsewhere) and every fidelity's width."""
+        keep = useful_fidelities(bias)
+        thresholds = np.zeros(costs.size)
+        thresholds[keep] = self._thresholds(costs[keep], bias[keep])
+        return thresholds, self._widths(bias)
+
     def _current_bias(self):
         return getattr(self, self._bias_name)
 
+    def _phases_for(self, bias) -> np.ndarray:
+        """This run's phases under new bounds: later ones skip the fidelities they make useless.
+
+        Phases are only ever dropped, never added, so the union over the
+        phases behind ``δ'`` still covers every phase that runs; the last
+        phase's bound must stay 0.
+        """
+        later = np.intersect1d(self.phases[self.phase_ + 1:], useful_fidelities(bias))
+        phases = np.r_[self.phases[: self.phase_ + 1], later].astype(np.int64)
+        if bias[phases[-1]] != 0:
+            raise ValueError(f"{self._bias_name}: the bound of fidelity {phases[-1]}, the "
+                             f"last of this run, must stay 0; got {bias.tolist()}")
+        return phases
+
+    def update_bounds(self, costs=None, xi=None, variance_proxy=None) -> None:
+        """Replace costs, bounds and/or σ² during a run (see ``PhasedElimination``).
+
+        Parameters
+        ----------
+        costs : array-like of shape (M,), optional
+        xi : array-like of shape (M,), optional
+            The policy's bound (ξ, or γ for IISE-γ); refused, changing nothing,
+            if it would end the run at a fidelity with a positive bound.
+        variance_proxy : float or array-like of shape (M,), optional
+        """
+        if xi is not None:
+            self._phases_for(check_bias(xi, self._bias_name, self.n_fidelities, monotone=False))
+        super().update_bounds(costs=costs, xi=xi, variance_proxy=variance_proxy)
+
     def _set_bias(self, bias):
+        if hasattr(self, "phases"):  # during a run
+            self.phases = self._phases_for(bias)
         setattr(self, self._bias_name, bias)
 
 
 class IISE(_BoundedElimination):
     """IISE with known maximal biases ξ (Poiani et al. 2022, Alg. 1).
 
-    Uses ``δ' = δ/(K M)``, eliminates arm ``i`` iff
+    Uses ``δ' = δ/(K M)`` (``M`` the fidelities in use), eliminates arm ``i`` iff
     ``max_j (µ̂_j − B − ξ_m) >= µ̂_i + B + ξ_m`` and switches to fidelity
     ``m + 1`` when ``α_m >= 4 B(t, δ')`` with ``α_m`` from Eq. 8.
 
@@ -130,7 +181,8 @@ class IISE(_BoundedElimination):
     costs : array-like of shape (M,)
         Strictly increasing costs λ.
     xi : array-like of shape (M,)
-        Bias bounds, strictly decreasing to ``ξ_M = 0``.
+        Bias bounds ending in ``ξ_M = 0``; fidelities whose bound is not below
+        a cheaper one's are skipped.
     delta : float, default=0.001
     variance_proxy : float, default=1.0
         Sub-Gaussian σ².
@@ -171,8 +223,11 @@ class IISE(_BoundedElimination):
                          futility_switch, cost_balance, best_first, batch_size, chunk_cost,
                          confidence, top_share, curve_check, top_glr)
 
-    def _derive_bounds(self, costs, bias):
-        return iise_thresholds(costs, bias, 4.0), 2.0 * bias
+    def _thresholds(self, costs, bias):
+        return iise_thresholds(costs, bias, 4.0)
+
+    def _widths(self, bias):
+        return 2.0 * bias
 
 
 class IISEGamma(_BoundedElimination):
@@ -187,7 +242,8 @@ class IISEGamma(_BoundedElimination):
     n_arms : int
     costs : array-like of shape (M,)
     gamma : array-like of shape (M,)
-        Bias-variation bounds, strictly decreasing to 0.
+        Bias-variation bounds ending in 0; fidelities whose bound is not
+        below a cheaper one's are skipped.
     delta : float, default=0.001
     variance_proxy : float, default=1.0
     epsilon : float, optional
@@ -220,8 +276,11 @@ class IISEGamma(_BoundedElimination):
                          futility_switch, cost_balance, best_first, batch_size, chunk_cost,
                          confidence, top_share, curve_check, top_glr)
 
-    def _derive_bounds(self, costs, bias):
-        return iise_thresholds(costs, bias, 2.0), bias.copy()
+    def _thresholds(self, costs, bias):
+        return iise_thresholds(costs, bias, 2.0)
+
+    def _widths(self, bias):
+        return bias.copy()
 
 
 class MFE(_BoundedElimination):
@@ -249,8 +308,11 @@ class MFE(_BoundedElimination):
         self.c = check_positive(c, "c")
         super().__init__(n_arms, costs, xi, delta, variance_proxy, epsilon, random_state)
 
-    def _derive_bounds(self, costs, bias):
-        return self.c * bias, 2.0 * bias
+    def _thresholds(self, costs, bias):
+        return self.c * bias
+
+    def _widths(self, bias):
+        return 2.0 * bias
 
     def _skip_phase(self, fidelity_means: np.ndarray) -> int:
         """Jump to the end of the current phase without sampling (simulator only).

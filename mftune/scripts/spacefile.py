@@ -271,8 +271,9 @@ def _fidelity(table, ctx) -> dict:
                                 f"fidelity ({m}); got {b!r}")
             for v in b:
                 _number(v, f"fidelity.{key}", ctx)
-            if b[-1] != 0 or any(y >= x for x, y in zip(b, b[1:], strict=False)):
-                raise ctx.error(f"fidelity.{key}", f"must be strictly decreasing to 0; got {b}")
+            if b[-1] != 0 or any(v < 0 for v in b):
+                raise ctx.error(f"fidelity.{key}", f"must be non-negative numbers ending in 0 "
+                                f"(the top fidelity is the target); got {b}")
             out[key] = b
     return out
 

@@ -49,6 +49,7 @@ import os
 import socket
 import time
 import traceback
+from collections.abc import Iterable
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -385,6 +386,9 @@ class CVEvaluator(Evaluator):
             started[wave] = time.perf_counter() - self._t0
             for i, t, r in zip(wave, tasks, self._run(tasks), strict=True):
                 results[i] = r
+                self.report(int(pulls.arms[i]), int(pulls.fidelities[i]),
+                            float(r["scores"][self.metric]),
+                            r["fit_time"] + r["score_time"] + r.get("cache_time", 0.0))
                 n_train[i], n_valid[i] = len(t[4]), len(t[5])
                 step = t[9]
                 if step is not None and step.start is not None:
@@ -431,12 +435,13 @@ class CVEvaluator(Evaluator):
         self.next_split = np.hstack([self.next_split, pad])
         self._unfinished = np.hstack([self._unfinished, pad])
 
-    def _run(self, tasks: list[tuple]) -> list[dict]:
-        """Run independent pulls: through joblib (any backend), or in timed child processes."""
+    def _run(self, tasks: list[tuple]) -> Iterable[dict]:
+        """Run independent pulls: through joblib (any backend, results as they come), or
+        in timed child processes."""
         if self.timeout is not None and tasks:
             jobs = max(effective_n_jobs(self.n_jobs), 1)
             return run_with_timeout(fit_and_score, tasks, self.timeout, jobs, self.error_score)
-        return parallel_map(fit_and_score, tasks, self.n_jobs)
+        return parallel_map(fit_and_score, tasks, self.n_jobs, lazy=True)
 
     def _waves(self, pulls: Pulls, splits: np.ndarray) -> list[np.ndarray]:
         """Groups of pulls that can run at once: a (candidate, split) at most once per wave.

@@ -131,7 +131,9 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         with 3 or more fidelities its calibration skips the expensive top
         fidelity and extends the bounds to it, see
         :func:`mftune.engine.calibration.extend_to_top`); or known (the bound the algorithm
-        uses: ξ for ``"iise"``, γ for ``"iise-gamma"``).
+        uses: ξ for ``"iise"``, γ for ``"iise-gamma"``; one non-negative entry per
+        fidelity ending in 0, in any order: a fidelity whose bound is not below a
+        cheaper one's is skipped).
     n_calibration : int, default=3
         Random candidates evaluated at every fidelity on the same two folds to
         estimate bias, σ and costs (its cost is counted in the run).
@@ -235,7 +237,10 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         ``"stopping-rule"``, ``"budget"``, ``"max-pulls"``, ``"interrupted"``
         or ``"stalled"``; ``guarantee_`` states what the result means.
     history_ : list of tuple
-        ``(seconds, cost, pulls, recommended candidate)`` after each batch.
+        ``(seconds, cost, pulls, recommended candidate)`` after each batch, and
+        after each calibration pull before it (pulls 0: the best calibrated
+        candidate at the highest fidelity reached), so an answer exists from
+        the first finished pull on.
     n_pulls_, total_cost_, calibration_cost_ : int, float, float
     n_replayed_ : int
         Pulls answered from ``storage`` instead of being evaluated (0 without it).
@@ -415,7 +420,7 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         with storage_errors(self):
             if self.storage is not None:
                 self._open_storage(evaluator, candidates, levels, seed, space, X, y, groups)
-            self._engine.setup(rng)
+            self._engine.setup(rng, t_start=self._t_start)
             self._search(budget, max_pulls)
         return self
 

@@ -261,6 +261,11 @@ BAD_FILES = {
     "bad fidelity values": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
                             '[fidelity]\nname = "n"\nvalues = [3, 2]\n',
                             r"space\.toml:5: fidelity\.values: must be strictly increasing"),
+    "negative bias bound": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
+                            '[fidelity]\nname = "n"\nvalues = [1, 2, 4]\n'
+                            'xi = [0.2, -0.1, 0.0]\n',
+                            r"space\.toml:6: fidelity\.xi: must be non-negative numbers ending "
+                            r"in 0"),
     "unknown key": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
                     '[fidelity]\nname = "n"\nvalues = [1, 2]\n[study]\nalgo = "iise"\n',
                     r"space\.toml:7: study\.algo: unknown key"),
@@ -299,6 +304,10 @@ def test_spacefile_parser_min_max_factor_and_defaults():
                            '[fidelity]\nname = "epochs"\nmin = 1\nmax = 27\n')
     assert spec.fidelity["values"] == [1, 3, 9, 27]
     assert spec.study["algorithm"] == "auto" and spec.objective["direction"] == "maximize"
+    # bias bounds need not decrease: IISE skips the fidelities they make useless
+    spec = parse_spacefile('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
+                           '[fidelity]\nname = "n"\nvalues = [1, 2, 4]\nxi = [0.2, 0.3, 0]\n')
+    assert spec.fidelity["xi"] == [0.2, 0.3, 0]
     with pytest.raises(SpaceFileError, match="log = true needs low > 0"):
         parse_spacefile('[parameters]\nx = { type = "real", low = 0, high = 1, log = true }\n'
                         '[fidelity]\nname = "n"\nvalues = [1, 2]\n', "f.toml")

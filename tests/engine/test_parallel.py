@@ -55,6 +55,25 @@ def test_parallel_map_keeps_order_and_uses_the_backend():
         [2**k for k in range(10)]
 
 
+def test_lazy_parallel_map_yields_results_in_order_as_they_come():
+    seen = []
+
+    def record(k):
+        seen.append(k)
+        return 2**k
+
+    lazy = parallel_map(record, [(k,) for k in range(4)], lazy=True)
+    assert not isinstance(lazy, list) and seen == []  # in this process: nothing run yet
+    assert next(lazy) == 1 and seen == [0]
+    assert list(lazy) == [2, 4, 8]
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        out = parallel_map(pow, [(2, k) for k in range(6)], lazy=True)
+        assert not isinstance(out, list) and list(out) == [2**k for k in range(6)]
+    with joblib.parallel_config(backend="multiprocessing", n_jobs=2):
+        # a backend without joblib's generator output: a list, in order
+        assert parallel_map(pow, [(2, k) for k in range(3)], lazy=True) == [1, 2, 4]
+
+
 def test_tuner_n_jobs_none_defers_to_parallel_config():
     X, y = make_classification(300, 6, random_state=0)
 

@@ -182,7 +182,7 @@ def test_yahtzee_iise_matches_paper_on_few_runs():
     [
         ({"costs": [1, -1, 10]}, "costs must be positive"),
         ({"costs": [1, 10, 5]}, "costs must be strictly increasing"),
-        ({"xi": [0.5, 0.6, 0.0]}, "xi must be strictly decreasing"),
+        ({"xi": [0.5, -0.1, 0.0]}, "xi must be non-negative"),
         ({"xi": [0.5, 0.2, 0.1]}, "xi must end with 0"),
         ({"xi": [0.5, 0.0]}, "xi must have one entry per fidelity"),
         ({"delta": 0.0}, r"delta must lie in the interval \(0, 1\)"),
@@ -199,8 +199,8 @@ def test_invalid_policy_arguments(kwargs, match):
 
 
 def test_invalid_gamma_and_mfe_constant():
-    with pytest.raises(ValueError, match="gamma must be strictly decreasing"):
-        IISEGamma(4, [1, 4], [0.0, 0.0])
+    with pytest.raises(ValueError, match="gamma must end with 0"):
+        IISEGamma(4, [1, 4], [0.1, 0.2])
     with pytest.raises(ValueError, match="c must be > 0"):
         MFE(4, [1, 4], [0.5, 0.0], c=0)
 

@@ -78,6 +78,36 @@ def test_known_bias_and_sigma_skip_calibration(data):
     assert t.algorithm_ == "iise" and t.bias_mode_ == "known"
 
 
+def test_known_bias_bounds_need_not_decrease(data):
+    # fidelity 1 (150 rows) costs more than fidelity 0 and is bounded no tighter: its
+    # phase is skipped, not refused
+    X, y = data
+    t = small(fidelities=[50, 150], bias=[0.2, 0.3, 0.0], sigma=0.05, algorithm="iise",
+              costs="levels").fit(X, y)
+    used = set(t.pulls_["fidelity"].tolist())
+    assert 1 not in used and {0, 2} <= used
+    assert t.bias_mode_ == "known" and np.allclose(t.bias_bounds_, [0.2, 0.3, 0.0])
+
+
+def test_an_answer_from_the_first_finished_calibration_pull(data):
+    X, y = data
+    t = small(fidelities=[50, 150], costs="levels").fit(X, y)
+    phase = np.array(t.pulls_["phase"])
+    cal = np.flatnonzero(phase == "calibration")
+    assert cal.size > 1 and t.history_[cal.size][2] > 0  # search batches follow
+    trace = t.history_[: cal.size]
+    assert [h[2] for h in trace] == [0] * cal.size
+    np.testing.assert_allclose([h[1] for h in trace], np.cumsum(t.pulls_["cost"][cal]))
+    assert trace[0][3] == t.pulls_["candidate"][cal[0]]
+    assert trace[-1][0] <= t.history_[cal.size][0]
+    # the last: the best calibrated candidate at the highest fidelity reached
+    fid, arm = t.pulls_["fidelity"][cal], t.pulls_["candidate"][cal]
+    top = arm[fid == fid.max()]
+    means = [t.pulls_["score"][cal][(fid == fid.max()) & (arm == a)].mean()
+             for a in np.unique(top)]
+    assert trace[-1][3] == np.unique(top)[int(np.argmax(means))]
+
+
 def test_replayable_with_random_state(data):
     X, y = data
     # fixed costs: measured seconds would make the phase switches depend on timing
