@@ -81,7 +81,6 @@ def parallel_map(func: Callable, arglists: Iterable[tuple], n_jobs: int | None =
         joblib semantics: ``None`` defers to ``joblib.parallel_config``.
     prefer : {"processes", "threads"} or None
         joblib's soft hint (ignored by backends such as dask).
-
     lazy : bool, default=False
         Return an iterator instead of a list.
 
@@ -96,6 +95,7 @@ def parallel_map(func: Callable, arglists: Iterable[tuple], n_jobs: int | None =
     lazy = lazy and get_active_backend()[0].supports_return_generator  # else a list
     return Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator" if lazy else "list")(
         delayed(func)(*args) for args in arglists)
+
 
 class Evaluator:
     """Base evaluator: runs ``evaluate_one`` for every pull of a batch through joblib.
