@@ -230,7 +230,8 @@ class Search:
                 self.epsilon_ or None, self.seed, points, space,
                 mu_tilde=self._mu_tilde(bounds) if name in ("lucb-a", "lucb-b") else None,
                 evaluator=ev, sigmas=sigmas, batch_size=int(self.batch_size),
-                params=self.algorithm_params_, **algorithms.tuner_switches(name))
+                params=self.algorithm_params_,
+                **algorithms.tuner_switches(name, waves=bool(self.adaptive)))
             if name in algorithms.FUTILITY_ALGORITHMS and "curve_check" not in ctx.params:
                 ctx.curve_check = curve_steps(levels)
             self.policy_ = (make_waves(name, ctx, self.wave_size) if self.adaptive

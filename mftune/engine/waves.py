@@ -7,10 +7,10 @@ sampled, unconditional space) runs like this:
    unit cube decoded through the space's encoding
    (:func:`initial_design`), so the first candidates fill the space.
 2. Each exploring wave ``w`` runs the chosen elimination policy (built by
-   the registry, as a search over fixed candidates does) over its
-   candidates, with the confidence ``δ_w = (δ/2) · 6 / (π² w²)``
-   (:func:`wave_delta`), until that policy's stopping rule holds or — with
-   several fidelities — until it has closed a round at the top fidelity
+   the registry) over its candidates, with ``δ_w = (δ/2) · 6 / (π² w²)``
+   (:func:`wave_delta`), a cheaper fidelity screening them in one round
+   (``TUNER_WAVE_COST_BALANCE``), until that policy's stopping rule holds or
+   — with several fidelities — until it has closed a round at the top fidelity
    with at most ``carry_limit`` (``wave_size // 2``) survivors: the cheaper
    fidelities have screened the wave's candidates, and new ones can come in
    within a budget that a certificate would not fit in (``early_end``).

@@ -233,6 +233,11 @@ FUTILITY_ALGORITHMS = ("iise", "iise-gamma")
 #: The tuner's ``cost_balance`` of IISE / IISE-γ (``None``: Eq. 8 and the futility
 #: switch alone); docs/tuner.md has the measurements behind it.
 TUNER_COST_BALANCE: float | None = 1.0
+#: The cost balance of the exploring waves of a search with waves: a cheaper fidelity
+#: screens a wave's candidates in one round (unless the next fidelity costs over 20
+#: times more), so the survivors reach the top fidelity, where the answer is made,
+#: soon (docs/algorithms.md, "Cost balance"; ``mftune bench head-to-head``).
+TUNER_WAVE_COST_BALANCE: float = 0.05
 #: Seconds of pulls each worker gets per batch of the tuner's best-first rounds: the
 #: answer follows an expensive round pull by pull, while cheap rounds still go out
 #: in batches large enough to keep joblib's workers busy (docs/parallel.md).
@@ -249,19 +254,33 @@ TUNER_TOP_SHARE: float | None = 0.5
 TUNER_TOP_GLR: str | None = "paired-t"
 
 
-def tuner_switches(name: str) -> dict:
+def tuner_switches(name: str, waves: bool = False) -> dict:
     """The phase switches the tuner gives algorithm ``name`` (empty: the papers' rule).
 
     The keys are :class:`PolicyContext` fields; a tuner study's signature
     records them too (a study written with other switches does not resume).
+
+    Parameters
+    ----------
+    name : str
+        A registry name.
+    waves : bool, default=False
+        The search runs ``name`` in waves of candidates
+        (:mod:`mftune.engine.waves`): its cost balance is
+        :data:`TUNER_WAVE_COST_BALANCE`, else :data:`TUNER_COST_BALANCE`.
+
+    Returns
+    -------
+    dict
     """
     if name not in FUTILITY_ALGORITHMS:
         return {}
     switches = {"futility_switch": True, "best_first": True,
                 "chunk_cost": TUNER_CHUNK_SECONDS, "confidence": TUNER_CONFIDENCE,
                 "top_share": TUNER_TOP_SHARE, "top_glr": TUNER_TOP_GLR}
-    if TUNER_COST_BALANCE is not None:
-        switches["cost_balance"] = TUNER_COST_BALANCE
+    balance = TUNER_WAVE_COST_BALANCE if waves else TUNER_COST_BALANCE
+    if balance is not None:
+        switches["cost_balance"] = balance
     return switches
 
 

@@ -104,7 +104,8 @@ def study_signature(tuner, X, y, groups) -> dict:
     sig = {"estimator": describe(tuner.estimator), "data": data}
     sig.update({k: describe(getattr(tuner, k)) for k in _SIGNATURE_PARAMS})
     entry = REGISTRY.get(tuner.algorithm_) if isinstance(tuner.algorithm, str) else None
-    switches = tuner_switches(tuner.algorithm_) if entry is not None else {}
+    switches = (tuner_switches(tuner.algorithm_, waves=tuner.adaptive_)
+                if entry is not None else {})
     best_first = (tuner.algorithm_params or {}).get("best_first", switches.get("best_first"))
     if entry is not None and (entry.batched or best_first):
         sig["batch_size"] = tuner._batch_size()  # best-first rounds are asked in batches too

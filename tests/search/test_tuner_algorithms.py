@@ -205,11 +205,13 @@ def test_tuner_elimination_uses_its_switches_and_the_cli_does_not(data, algorith
     on = algorithm != "se"
     assert t.policy_.futility_switch is on
     assert ("futility_switch" in study_signature(t, X, y, None)) is on
-    # the cost balance likewise (TUNER_COST_BALANCE rounds of the next fidelity)
-    from mftune.policies.registry import TUNER_COST_BALANCE
+    # the cost balance likewise (TUNER_COST_BALANCE rounds of the next fidelity, or
+    # TUNER_WAVE_COST_BALANCE in the exploring waves of a search with waves)
+    from mftune.policies.registry import TUNER_COST_BALANCE, TUNER_WAVE_COST_BALANCE
 
-    assert t.policy_.cost_balance == (TUNER_COST_BALANCE if on else None)
-    assert ("cost_balance" in study_signature(t, X, y, None)) is on
+    balance = TUNER_WAVE_COST_BALANCE if t.adaptive_ else TUNER_COST_BALANCE
+    assert t.policy_.cost_balance == (balance if on else None)
+    assert study_signature(t, X, y, None).get("cost_balance") == (balance if on else None)
     settings = {"costs": [1.0, 4.0], "sigma": 0.1, "delta": 0.05, "epsilon": None,
                 "xi": [0.2, 0.0], "gamma": [0.2, 0.0]}
     assert make_policy(algorithm, 6, settings).futility_switch is False

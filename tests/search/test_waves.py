@@ -68,6 +68,32 @@ def test_survivors_and_the_incumbent_carry_over(adaptive):
     assert sum(w["delta"] for w in log) <= 0.05
 
 
+def test_an_exploring_wave_screens_each_cheaper_fidelity_in_one_round(adaptive):
+    # The waves' cost balance (TUNER_WAVE_COST_BALANCE = 0.05): with levels 1/3/9/27 a
+    # cheaper phase may cost 0.05 x 3 rounds of the next fidelity, so it ends after its
+    # first round: in wave 1 no candidate has a second search pull below the top, while
+    # the fixed search (TUNER_COST_BALANCE = 1: three rounds) repeats them.
+    from mftune.policies.registry import TUNER_COST_BALANCE, TUNER_WAVE_COST_BALANCE
+
+    def below_top_repeats(t, n_pulls):
+        search = np.asarray(t.pulls_["phase"]) == "search"
+        cand = np.asarray(t.pulls_["candidate"])[search][:n_pulls]
+        fid = np.asarray(t.pulls_["fidelity"])[search][:n_pulls]
+        low = fid < 3
+        counts = np.zeros((3, len(t.candidates_)), dtype=int)
+        np.add.at(counts, (fid[low], cand[low]), 1)
+        return int(counts.max())
+
+    from mftune.search.storage import study_signature
+
+    t = adaptive
+    assert study_signature(t, X, Y, None)["cost_balance"] == TUNER_WAVE_COST_BALANCE
+    assert below_top_repeats(t, t.waves_[1]["start_pulls"]) == 1
+    fixed = bump_tuner(max_pulls=600, adaptive=False).fit(X, Y)
+    assert fixed.policy_.cost_balance == TUNER_COST_BALANCE
+    assert below_top_repeats(fixed, fixed.n_pulls_) > 1
+
+
 def test_the_adaptive_search_finds_the_narrow_peak_the_fixed_one_misses():
     # Same seeds, same pull cap (600; the fixed search ends by its own rule before it).
     # Margin 0.05: a quarter of the bump's height (0.2) -- a configuration on the bump
@@ -223,14 +249,13 @@ def nominal_costs(monkeypatch):
 
 
 def test_the_default_search_ends_with_its_certificate_within_the_budget(nominal_costs):
-    # With a cost budget of 2 s, a budget rule that only compared what is left with twice
-    # the last wave's cost would let a fifth wave start and end on the budget (seed 0:
-    # 438 pulls, 5 waves, no certificate). Pricing the final wave too (its rounds at the
-    # top fidelity until the ε rule, Waves.final_cost) stops proposing in time, and the
-    # final wave certifies.
-    t = bump_tuner(budget=2.0, random_state=0).fit(X, Y)
+    # Seed 1 with a cost budget of 2.5 s: the budget rule (what is left against twice
+    # the last wave's cost plus the final wave's, priced by Waves.final_cost: its rounds
+    # at the top fidelity until the ε rule) stops proposing in time, and the final wave
+    # certifies within the budget.
+    t = bump_tuner(budget=2.5, random_state=1).fit(X, Y)
     assert t.stopping_reason_ == "stopping-rule", (t.stopping_reason_, len(t.waves_))
-    assert t.total_cost_ <= 2.0
+    assert t.total_cost_ <= 2.5
     p = t.policy_
     assert p.finished_ == "budget" and t.waves_[-1]["certified"]
     # the certificate names what it covers: every candidate evaluated, in every wave
