@@ -32,6 +32,11 @@ is the wall time after which its recommendation is on target and stays there
 the scikit-learn searches recommend only at the end, so theirs is their total
 time when on target). ``inf`` = never.
 
+With a baseline (``--baseline``: an earlier run's ``--json`` report) the
+targets are that run's and its rows of the methods not run again join the
+report, so a change to one method is measured against the same targets and
+peers without running the peers again (:func:`load_baseline`).
+
 Score held: the test score of the recommendation a method held at 25 %, 50 %
 and 100 % of the task's wall budget (:data:`HELD_AT`), read off the same
 recommendation history (``nan`` = nothing recommended yet). Per task and
@@ -61,7 +66,7 @@ from .tuner_vs_halving import TASKS as HALVING_TASKS
 from .tuner_vs_halving import Row, Task, _split, tuner_options
 
 __all__ = ["HELD_AT", "METHODS", "TASKS", "Row", "dense_grid", "format_table", "held_scores",
-           "report_json", "rows_to_json", "run_task", "summarize"]
+           "load_baseline", "report_json", "rows_to_json", "run_task", "summarize"]
 
 
 def _kde_data(seed: int, n: int = 6000):
@@ -239,11 +244,13 @@ def _run_method(method: str, algo, task: Task, seed: int, X, y, tuner_params=Non
 
 
 def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=None,
-             log=print, tuner_params=None) -> list[Row]:
+             log=print, tuner_params=None, target=None) -> list[Row]:
     """Run every method on one seed; return their rows (targets filled in).
 
     ``tuner_params``: extra ``MFTuner`` keywords for the MFTuner rows (e.g.
     ``{"algorithm_params": {"top_glr": "paired-t"}}``), over the task's own.
+    ``target``: the target of this task and seed, given (an earlier run's:
+    :func:`load_baseline`) rather than computed.
     """
     X, X_te, y, y_te, source = _data(task, seed)
     test = _TestScore(task, X, y, X_te, y_te)
@@ -264,9 +271,10 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
     if not runs:
         return []
     grid = _load_grid(grid_file, task.name, seed)
-    best_any = max(test(best) for _, _, _, best, *_ in runs if best)
-    ref = grid["best_test"] if grid is not None else best_any
-    target = ref - TOLERANCE[task.name]
+    if target is None:
+        best_any = max(test(best) for _, _, _, best, *_ in runs if best)
+        ref = grid["best_test"] if grid is not None else best_any
+        target = ref - TOLERANCE[task.name]
     rows = []
     for name, method, wall, best, trace, detail, stopping in runs:
         end_only = method in ("RandomizedSearchCV", "HalvingRandomSearchCV")
@@ -280,6 +288,37 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
             + "/".join(f"{100 * s:g}" for s in HELD_AT) + " % of "
             f"{task.budget:g} s " + " ".join(f"{v:.4f}" for v in held) + f"  {detail}")
     return rows
+
+
+def load_baseline(path, methods) -> tuple[dict, list[Row]]:
+    """An earlier run's targets and its rows of the methods not run again.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``--json`` report of an earlier ``mftune bench head-to-head``.
+    methods : sequence of str
+        The methods run now; the report's rows of every other method are kept
+        (their ``detail`` says they come from the baseline).
+
+    Returns
+    -------
+    targets : dict
+        ``{(task, seed): target}``.
+    rows : list of Row
+    """
+    data = json.loads(Path(path).read_text())
+    targets = {(r["task"], r["seed"]): r["target"] for r in data["rows"]}
+
+    def num(x, missing=np.nan):
+        return missing if x is None else float(x)
+
+    kept = [Row(r["task"], r["seed"], r["method"], num(r["wall"]),
+                num(r["time_to_target"], np.inf), num(r["final_test"]), r["target"],
+                f"{r['detail']} (baseline)",
+                tuple(num(r["test_held"].get(_share(h))) for h in HELD_AT), r["stopping_reason"])
+            for r in data["rows"] if r["method"] not in methods]
+    return targets, kept
 
 
 def _load_grid(path, task: str, seed: int):

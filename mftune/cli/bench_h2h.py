@@ -34,11 +34,14 @@ from ._groups import bench, parse_list
                    "--grid-file, then exit.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
               help="Write the rows and the per task and method summary as JSON.")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The --json report of an earlier run: its targets are used, and its rows "
+                   "of the methods not run now join the report.")
 @click.option("--tuner-params", default=None,
               help="A JSON object of extra MFTuner keywords for its rows, e.g. "
                    "'{\"algorithm_params\": {\"top_glr\": \"paired-t\"}}'.")
 def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, json_out,
-                 tuner_params):
+                 baseline, tuner_params):
     """Time-to-target and held test scores of MFTuner and its peers, side by side.
 
     Every method runs one evaluation at a time, one after the other, in this
@@ -55,6 +58,7 @@ def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, js
         _data,
         dense_grid,
         format_table,
+        load_baseline,
         report_json,
         run_task,
     )
@@ -83,13 +87,19 @@ def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, js
                 out.append(entry)
                 Path(grid_file).write_text(json.dumps(out, indent=1))
         return
+    targets, kept = load_baseline(baseline, meths) if baseline else ({}, [])
+    missing = [(n, s) for n in chosen for s in range(seeds) if baseline and (n, s) not in targets]
+    if missing:
+        raise click.BadParameter(f"has no target for (task, seed) {missing}",
+                                 param_hint="--baseline")
     rows, start = [], time.perf_counter()
     for name in chosen:
         task = TASKS[name] if budget is None else replace(TASKS[name], budget=budget)
         click.echo(f"{name}: {task.description}; budget {task.budget:g} s")
         for seed in range(seeds):
             rows.extend(run_task(task, seed, meths, algos, grid_file, log=click.echo,
-                                 tuner_params=extra))
+                                 tuner_params=extra, target=targets.get((name, seed))))
+    rows += [r for r in kept if r.task in chosen and r.seed < seeds]
     click.echo(format_table(rows))
     click.echo(f"total wall time: {time.perf_counter() - start:.0f} s")
     if json_out:

@@ -111,3 +111,47 @@ def test_tuner_params_reach_mftuner_and_bad_ones_are_refused(monkeypatch):
         res = CliRunner().invoke(main, ["bench", "head-to-head", "--tasks", "kde",
                                         "--tuner-params", bad])
         assert res.exit_code == 2 and "--tuner-params" in res.output and word in res.output
+
+
+def test_a_baseline_gives_the_targets_and_the_rows_not_run_again(monkeypatch, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from mftune.benchmarks import head_to_head as h2h
+    from mftune.benchmarks.head_to_head import report_json
+    from mftune.cli import main
+
+    earlier = [Row("kde", 0, "MFTuner", 20.0, 5.0, -1.26, -1.27, "old", (-1.3, -1.28, -1.26),
+                   "budget"),
+               Row("kde", 0, "SMAC", 20.0, 0.5, -1.25, -1.27, "smac", (-1.25, -1.25, -1.25)),
+               Row("kde", 0, "Optuna TPE", 20.0, np.inf, -1.29, -1.27, "tpe",
+                   (np.nan, -1.29, -1.29))]
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(report_json(earlier)))
+    seen = {}
+
+    def fake(task, seed, meths, algos, grid, log, tuner_params, target):
+        seen[(task.name, seed)] = (list(meths), target)
+        return [Row("kde", seed, "MFTuner", 20.0, 1.0, -1.255, target, "new", (-1.26,) * 3,
+                    "stopping-rule")]
+
+    monkeypatch.setattr(h2h, "run_task", fake)
+    out = tmp_path / "b.json"
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--tasks", "kde", "--seeds", "1",
+                                    "--methods", "mftuner", "--baseline", str(path),
+                                    "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert seen == {("kde", 0): (["MFTuner"], -1.27)}  # the earlier run's target
+    rows = json.loads(out.read_text())["rows"]
+    # MFTuner's new row, then the peers' rows of the earlier run (MFTuner's old one dropped)
+    assert [(r["method"], r["detail"]) for r in rows] == [
+        ("MFTuner", "new"), ("SMAC", "smac (baseline)"), ("Optuna TPE", "tpe (baseline)")]
+    assert rows[2]["time_to_target"] is None and rows[2]["test_held"]["25%"] is None
+    assert "MFTuner / SMAC" in res.output  # paired with the baseline's best peer
+    # a seed the baseline does not have: refused before anything runs
+    seen.clear()
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--tasks", "kde", "--seeds", "2",
+                                    "--methods", "mftuner", "--baseline", str(path)])
+    assert res.exit_code == 2 and "--baseline" in res.output and "('kde', 1)" in res.output
+    assert seen == {}
