@@ -183,7 +183,9 @@ def useful_fidelities(bias) -> np.ndarray:
     below every cheaper fidelity's: one whose bound is not below a cheaper
     one's costs more and tells no more, so it is skipped. The last index kept
     is the cheapest fidelity bounded by 0 (the top, unless a cheaper one is
-    as good as the target).
+    as good as the target). Bounds within ``1e-12 + 1e-9 max(bias)`` of each
+    other count as equal, and as 0 below that (the rounding of bounds
+    computed from means).
 
     Parameters
     ----------
@@ -195,4 +197,6 @@ def useful_fidelities(bias) -> np.ndarray:
     ndarray of int
     """
     b = np.asarray(bias, dtype=float)
-    return np.flatnonzero(b < np.minimum.accumulate(np.r_[np.inf, b[:-1]]))
+    tol = 1e-12 + 1e-9 * float(b.max())
+    b = np.where(b <= tol, 0.0, b)
+    return np.flatnonzero(b < np.minimum.accumulate(np.r_[np.inf, b[:-1]]) - tol)

@@ -143,7 +143,8 @@ def hoeffding_radius(n, delta: float, value_range: float = 1.0):
 
 
 def phase_length(threshold: float, radius) -> float:
-    """Smallest ``t >= 1`` with ``4 radius(t) <= threshold`` (``inf`` if threshold <= 0).
+    """Smallest ``t >= 1`` with ``4 radius(t) <= threshold`` (``inf`` if threshold <= 0,
+    or if no ``t`` below ``2**62`` reaches it).
 
     IISE's phase switch (Poiani et al. 2022, Alg. 1) fires at the first round
     whose radius satisfies ``α_m >= 4 B(t, δ')``; as the radii here decrease
@@ -160,6 +161,8 @@ def phase_length(threshold: float, radius) -> float:
         return np.inf
     lo, hi = 0, 1
     while 4.0 * radius(hi) > threshold:
+        if hi >= 2**62:
+            return np.inf
         lo, hi = hi, hi * 2
     while hi - lo > 1:
         mid = (lo + hi) // 2

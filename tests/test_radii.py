@@ -54,6 +54,12 @@ def test_phase_length_is_first_round_under_threshold(threshold, delta):
         assert 4 * iise_radius(t - 1, delta) > threshold
 
 
+def test_phase_length_is_infinite_beyond_int64_rounds():
+    # a threshold no round below 2**62 reaches (4 B(t) ~ 4/sqrt(t) > 1e-12): never switch
+    assert iise_phase_length(1e-12, 0.01) == np.inf
+    assert iise_phase_length(0.0, 0.01) == np.inf
+
+
 def test_phase_length_matches_yahtzee_options():
     # The authors' pre-computed MFE phase lengths for Yahtzee (docs/algorithms.md):
     # delta = 0.001 / (K M), K = 13, M = 8, sigma^2 = 0.25, threshold c * xi_m.

@@ -140,9 +140,10 @@ class _BoundedElimination(PhasedElimination):
         phases behind ``δ'`` still covers every phase that runs; the last
         phase's bound must stay 0.
         """
-        later = np.intersect1d(self.phases[self.phase_ + 1:], useful_fidelities(bias))
+        keep = useful_fidelities(bias)
+        later = np.intersect1d(self.phases[self.phase_ + 1:], keep)
         phases = np.r_[self.phases[: self.phase_ + 1], later].astype(np.int64)
-        if bias[phases[-1]] != 0:
+        if phases[-1] != keep[-1]:
             raise ValueError(f"{self._bias_name}: the bound of fidelity {phases[-1]}, the "
                              f"last of this run, must stay 0; got {bias.tolist()}")
         return phases

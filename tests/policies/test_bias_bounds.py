@@ -20,6 +20,10 @@ from mftune.policies.iise import IISE, MFE, IISEGamma, iise_thresholds
         ([0.3, 0.4, 0.1, 0.0], [0, 2, 3]),  # a dearer, looser bound
         ([0.1, 0.0, 0.05, 0.0], [0, 1]),  # a cheaper fidelity as good as the target
         ([0.0, 0.0], [0]),
+        # bounds computed from means: rounding noise is not a difference
+        ([5.551115123125783e-17, 0.0, 0.0], [0]),
+        ([0.08000000000000007, 0.04000000000000015, 0.040000000000000036,
+          0.039999999999999925, 0.0], [0, 1, 4]),
     ],
 )
 def test_useful_fidelities(bias, kept):
