@@ -29,6 +29,14 @@ over the ``K − 1`` arms and over ``t`` (``Σ 1/(t(t+1)) = 1``) gives ``δ_g``.
 No σ enters, so an underestimated σ cannot make it wrong; where the
 evaluator shares a split's noise between candidates, ``s_d`` is far below
 ``σ√2`` and the test stops far sooner.
+
+The same tests also eliminate [RECON]: a survivor whose test against the
+leader passes without ε (``√t d̄ / s_d >= q_t``) is dropped, so the top
+phase stops paying for candidates already beaten. This spends no more δ:
+the best arm ``a*`` is dropped only if some arm ``a`` with ``µ_a <= µ_a*``
+passes its test against it at some round, and for a leader more than ε
+below ``a*`` that event is contained in the certification error above; a
+union over the ``K − 1`` arms and over ``t`` still gives ``δ_g``.
 """
 
 from __future__ import annotations
@@ -47,6 +55,12 @@ __all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR"]
 TOP_GLR = ("paired-mixture", "practical", "theory", "paired-t")
 #: Share of the final phase's δ given to the GLR test (the rest to its eliminations).
 GLR_SHARE = 0.5
+
+
+def _t_score(lead: np.ndarray, sd: np.ndarray, t: int) -> np.ndarray:
+    """Paired t statistics ``√t lead / sd`` (``inf``/0 for a zero spread)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd > 0, np.sqrt(t) * lead / sd, np.where(lead > 0, np.inf, 0.0))
 
 
 class TopGLR:
@@ -102,19 +116,22 @@ class TopGLR:
             = rewards
 
     def _paired_t_stops(self, arms: np.ndarray, means: np.ndarray) -> bool:
-        """``"paired-t"``: whether every survivor's test against the leader passes."""
+        """``"paired-t"``: whether every survivor's test against the leader passes (with
+        ε); the survivors whose test passes without ε are eliminated (module docstring)."""
         t = self.t_
         if t < 2 or arms.size < 2:
             return False
         leader = int(np.argmax(means))
         d = self.top_rewards_[arms[leader], :t] - self.top_rewards_[arms, :t]
-        lead = d.mean(axis=1) + (self.epsilon or 0.0)
-        sd = d.std(axis=1, ddof=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            score = np.where(sd > 0, np.sqrt(t) * lead / sd, np.where(lead > 0, np.inf, 0.0))
-        level = self.glr_delta() / ((self.n_arms - 1) * t * (t + 1.0))
+        lead, sd = d.mean(axis=1), d.std(axis=1, ddof=1)
+        q = stats.t.isf(self.glr_delta() / ((self.n_arms - 1) * t * (t + 1.0)), t - 1)
         others = np.arange(arms.size) != leader
-        return bool(np.all(score[others] >= stats.t.isf(level, t - 1)))
+        beaten = others & (_t_score(lead, sd, t) >= q)
+        if beaten.any():
+            mask = np.zeros(self.n_arms, dtype=bool)
+            mask[arms[beaten]] = True
+            self._eliminate(mask, self.fidelity_)
+        return bool(np.all(_t_score(lead + (self.epsilon or 0.0), sd, t)[others] >= q))
 
     def _glr_may_stop(self, sums: np.ndarray, t) -> np.ndarray:
         """Per round (columns of ``sums``, survivors × rounds, after ``t`` rounds): may the

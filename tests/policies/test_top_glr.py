@@ -199,6 +199,35 @@ def test_paired_t_never_uses_sigma():
     assert stops[0] == stops[1] > 2
 
 
+def test_paired_t_drops_the_survivors_it_has_beaten():
+    # σ² = 1 per arm keeps the radius from dropping anyone for thousands of rounds; the
+    # paired differences (σ_d ≈ 0.007) drop the clearly worse arm within a few rounds
+    stream = _shared_split_stream([0.80, 0.795, 0.60], 0.05, 0.005, 5000, seed=1)
+    policy = SuccessiveElimination(3, [1.0], 0.05, 1.0, top_glr="paired-t")
+    _run(policy, stream)
+    counts = policy.stats.counts[0]
+    assert policy.done and policy.recommend() == 0 and policy.glr_arm_ == 0
+    assert policy.eliminated_fidelity[2] == 0 and counts[2] < counts[0]
+    assert 2 * policy.radius(np.array([counts[0]]))[0] > 0.2  # not the radius's doing
+
+
+def test_paired_t_eliminations_on_a_tie():
+    # Three arms of equal means: arm 0 is "the best", and its elimination by the paired
+    # tests (the σ radius is switched off) or a stop on another arm is an error (each
+    # needs a test against arm 0 to pass on a zero mean). Over 400 Gaussian streams
+    # of 300 rounds its frequency stays within the 0.999 quantile of Binomial(400, δ_g)
+    # (the union over the arms and rounds gives P <= δ_g).
+    wrong = 0
+    for seed in range(400):
+        stream = _stream([0.5, 0.5, 0.5], 0.3, 300, seed)
+        policy = SuccessiveElimination(3, [1.0], 0.2, 1.0, top_glr="paired-t")
+        policy.phase_delta = lambda phase=None: 1e-300
+        _run(policy, stream)
+        wrong += int(not policy.active[0] or (policy.done and policy.recommend() != 0))
+    assert policy.glr_delta() == pytest.approx(0.1)
+    assert wrong <= binom.ppf(0.999, 400, policy.glr_delta())
+
+
 def test_paired_t_error_rate_on_a_tie():
     # The wrong stop of the test (ε = 0, two arms of equal means: arm 1 certified against
     # arm 0) at any of 500 rounds, with the policy's quantiles and δ_g = δ/2 (SE, K = 2).
