@@ -88,8 +88,8 @@ def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, js
                 Path(grid_file).write_text(json.dumps(out, indent=1))
         return
     targets, kept = load_baseline(baseline, meths) if baseline else ({}, [])
-    missing = [(n, s) for n in chosen for s in range(seeds) if baseline and (n, s) not in targets]
-    if missing:
+    missing = [(n, s) for n in chosen for s in range(seeds) if (n, s) not in targets]
+    if baseline and missing:
         raise click.BadParameter(f"has no target for (task, seed) {missing}",
                                  param_hint="--baseline")
     rows, start = [], time.perf_counter()
