@@ -207,34 +207,39 @@ def estimate_bias(scores, costs, delta: float) -> BiasEstimate:
 def extend_to_top(est: BiasEstimate, levels) -> BiasEstimate:
     """Extend a calibration made below the top fidelity to the top [RECON].
 
-    ``est`` was measured on fidelities ``0..M-2`` with ``M-2`` as the reference.
-    The missing step ``M-2 → M-1`` is taken as large as the largest measured
-    bound of the step just below (``est.xi[-2]``: biases are assumed not to
-    grow towards the top), and every bound is shifted by it (triangle
-    inequality); σ at the top is that of ``M-2`` (pooled with the run's own
-    pulls later); the top's cost is extrapolated along the log-log slope of
-    the two highest measured fidelities (numeric levels) or ×3. In the
-    adaptive mode the run then doubles any bound a candidate seen at two
-    fidelities violates.
+    ``est`` was measured on the ``r + 1`` cheapest fidelities with ``r`` as the
+    reference; ``k = M − 1 − r`` steps up to the top are missing. Each missing
+    step is taken as large as the largest measured bound of the step just
+    below the reference (``est.xi[-2]``: biases are assumed not to grow
+    towards the top), so the fidelity ``j`` steps above the reference gets
+    ``(k − j)`` such steps and every measured bound is shifted by ``k`` of them
+    (triangle inequality); σ above the reference is that of the reference
+    (pooled with the run's own pulls later); costs above it are extrapolated
+    along the log-log slope of the two highest measured fidelities (numeric
+    levels) or ×3 per step. In the adaptive mode the run then doubles any
+    bound a candidate seen at two fidelities violates.
     """
+    n_meas, k = est.costs.size, len(levels) - est.costs.size
+    up = np.arange(k, -1, -1, dtype=float)  # steps left to the top: reference .. top
+
     def ext(b):
         step = float(b[-2]) if b.size >= 2 else 0.0
-        return monotone_bounds(np.r_[b[:-1] + step, step, 0.0])
+        return monotone_bounds(np.r_[b[:-1] + k * step, up * step])
 
     lam = est.costs
-    ratio = 3.0
+    ratios = 3.0 ** np.arange(1, k + 1)
     try:
         lv = np.asarray(levels, dtype=float)
-        if lam.size >= 2 and np.all(lv > 0):
-            slope = np.log(lam[-1] / lam[-2]) / np.log(lv[-2] / lv[-3])
-            ratio = float((lv[-1] / lv[-2]) ** np.clip(slope, 0.5, 3.0))
+        if n_meas >= 2 and np.all(lv > 0):
+            slope = np.log(lam[-1] / lam[-2]) / np.log(lv[n_meas - 1] / lv[n_meas - 2])
+            ratios = (lv[n_meas:] / lv[n_meas - 1]) ** np.clip(slope, 0.5, 3.0)
     except (TypeError, ValueError):
         pass
-    sig = est.sigmas if est.sigmas is not None else np.full(lam.size, est.sigma)
+    sig = est.sigmas if est.sigmas is not None else np.full(n_meas, est.sigma)
+    full = np.r_[lam, lam[-1] * ratios]
     return BiasEstimate(ext(est.xi), ext(est.gamma), est.sigma,
-                        running_costs(np.r_[lam, lam[-1] * ratio], np.ones(lam.size + 1),
-                                      np.r_[lam, lam[-1] * ratio]),
-                        est.raw_bias, np.r_[sig, sig[-1]], est.dof)
+                        running_costs(full, np.ones(full.size), full),
+                        est.raw_bias, np.r_[sig, np.full(k, sig[-1])], est.dof)
 
 
 def pooled_variance(stats, prior_var, prior_dof: int, min_dof: int = 20) -> np.ndarray:

@@ -139,10 +139,11 @@ class Search:
         return n_fid > 1 and self.bias_mode_ != "known" or self.sigma is None
 
     def _calibrated_fidelities(self) -> int:
-        # Adaptive mode with >= 3 fidelities skips the (expensive) top fidelity: the
-        # bounds are measured against the fidelity below it and extended.
+        # The adaptive mode calibrates the cheaper half of the fidelities (at least two):
+        # the bounds are measured against the highest of them and extended to the top.
         n_fid = len(self.levels)
-        return n_fid - 1 if self.bias_mode_ == "adaptive" and n_fid >= 3 else n_fid
+        half = min(n_fid, max(2, -(-n_fid // 2)))
+        return half if self.bias_mode_ == "adaptive" else n_fid
 
     def calibration_pulls(self, n_arms: int, n_splits: int) -> int:
         """Pulls of the calibration (0 without one): candidates × fidelities × repeats."""
@@ -383,7 +384,7 @@ class Search:
             raise ValueError(f"{exc}. First error:\n{first}") from None
         if below_top:
             est = extend_to_top(est, self.levels)
-        where = "every fidelity below the top" if below_top else "every fidelity"
+        where = f"the {n_fid} cheapest fidelities" if below_top else "every fidelity"
         self.say(1, f"calibration: {len(pulls)} pulls of {n_cal} candidates at {where} "
                     f"on {n_folds} repeats, cost {self.calibration_cost_:.2f} s "
                     f"({time.perf_counter() - t0:.1f} s wall)")

@@ -128,15 +128,16 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
     bias : {"adaptive", "estimate"} or sequence of float, default="adaptive"
         Bias bounds: estimated by a calibration at every fidelity
         (``"estimate"``); estimated and doubled when violated (``"adaptive"``:
-        with 3 or more fidelities its calibration skips the expensive top
-        fidelity and extends the bounds to it, see
+        its calibration evaluates the cheaper half of the fidelities, at least
+        two, and extends the bounds to the top, see
         :func:`mftune.engine.calibration.extend_to_top`); or known (the bound the algorithm
         uses: ξ for ``"iise"``, γ for ``"iise-gamma"``; one non-negative entry per
         fidelity ending in 0, in any order: a fidelity whose bound is not below a
         cheaper one's is skipped).
     n_calibration : int, default=3
-        Random candidates evaluated at every fidelity on the same two folds to
-        estimate bias, σ and costs (its cost is counted in the run).
+        Candidates spread over the space, evaluated on the same two folds at
+        the fidelities the ``bias`` mode calibrates, to estimate bias, σ and
+        costs (its cost is counted in the run).
     sigma : float, optional
         Standard deviation of a pull's score (sub-Gaussian scale); estimated
         from the calibration's pooled per-fold spread when ``None``.

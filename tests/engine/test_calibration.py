@@ -175,6 +175,21 @@ def test_extend_to_top_clips_the_cost_slope_and_falls_back_to_three():
     np.testing.assert_allclose(ext.costs, [1.0, 2.0, 2.2, 6.6], rtol=1e-12)
 
 
+def test_extend_to_top_adds_one_measured_step_per_missing_fidelity():
+    # measured on [100, 200] (reference 200); 400 and 1600 are missing: k = 2 steps
+    est = _est([0.1, 0.0], [0.06, 0.0], [1.0, 2.0], sigmas=(0.3, 0.2))
+    ext = extend_to_top(est, [100, 200, 400, 1600])
+    # step = ξ[-2] = 0.1: [0.1 + 2·0.1, 2·0.1, 0.1, 0]
+    np.testing.assert_allclose(ext.xi, [0.3, 0.2, 0.1, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(ext.gamma, [0.18, 0.12, 0.06, 0.0], rtol=1e-12)
+    # cost slope log(2/1)/log(200/100) = 1: 400 -> 4, 1600 -> 16
+    np.testing.assert_allclose(ext.costs, [1.0, 2.0, 4.0, 16.0], rtol=1e-12)
+    np.testing.assert_allclose(ext.sigmas, [0.3, 0.2, 0.2, 0.2])
+    # non-numeric levels: ×3 per missing step
+    ext = extend_to_top(est, ["a", "b", "c", "d"])
+    np.testing.assert_allclose(ext.costs, [1.0, 2.0, 6.0, 18.0], rtol=1e-12)
+
+
 # -- pooled_variance ---------------------------------------------------------------------
 
 
