@@ -139,11 +139,15 @@ class Search:
         return n_fid > 1 and self.bias_mode_ != "known" or self.sigma is None
 
     def _calibrated_fidelities(self) -> int:
-        # The adaptive mode calibrates the cheaper half of the fidelities (at least two):
-        # the bounds are measured against the highest of them and extended to the top.
+        # The adaptive mode (>= 3 fidelities) measures the bounds below the top and extends
+        # them to it: in waves, whose exploring rounds screen each cheaper fidelity once,
+        # at the cheaper half of the fidelities (at least two), so the search starts after
+        # a few cheap pulls; over a fixed list, whose cheaper phases eliminate with the
+        # bounds round after round, at every fidelity but the top.
         n_fid = len(self.levels)
-        half = min(n_fid, max(2, -(-n_fid // 2)))
-        return half if self.bias_mode_ == "adaptive" else n_fid
+        if self.bias_mode_ != "adaptive" or n_fid < 3:
+            return n_fid
+        return max(2, -(-n_fid // 2)) if self.adaptive else n_fid - 1
 
     def calibration_pulls(self, n_arms: int, n_splits: int) -> int:
         """Pulls of the calibration (0 without one): candidates × fidelities × repeats."""

@@ -128,8 +128,9 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
     bias : {"adaptive", "estimate"} or sequence of float, default="adaptive"
         Bias bounds: estimated by a calibration at every fidelity
         (``"estimate"``); estimated and doubled when violated (``"adaptive"``:
-        its calibration evaluates the cheaper half of the fidelities, at least
-        two, and extends the bounds to the top, see
+        with 3 or more fidelities its calibration skips the expensive ones --
+        every fidelity but the top over a fixed list, the cheaper half in
+        waves -- and extends the bounds to the top, see
         :func:`mftune.engine.calibration.extend_to_top`); or known (the bound the algorithm
         uses: ξ for ``"iise"``, γ for ``"iise-gamma"``; one non-negative entry per
         fidelity ending in 0, in any order: a fidelity whose bound is not below a

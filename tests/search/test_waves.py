@@ -30,6 +30,22 @@ def adaptive():
     return bump_tuner(max_pulls=600).fit(X, Y)
 
 
+def test_waves_calibrate_the_cheaper_half_and_a_fixed_list_all_but_the_top(adaptive):
+    # 4 fidelities, adaptive bounds: 3 candidates × 2 repeats at the 2 cheapest fidelities
+    # in waves (the search starts after a few cheap pulls), at the 3 below the top over a
+    # fixed list (its cheaper phases eliminate with the bounds round after round)
+    def calibrated(t):
+        cal = np.asarray(t.pulls_["phase"]) == "calibration"
+        return np.bincount(np.asarray(t.pulls_["fidelity"])[cal], minlength=4).tolist()
+
+    assert calibrated(adaptive) == [6, 6, 0, 0]
+    fixed = bump_tuner(max_pulls=60, adaptive=False).fit(X, Y)
+    assert calibrated(fixed) == [6, 6, 6, 0]
+    # the bounds reach the top either way: strictly decreasing to 0
+    for t in (adaptive, fixed):
+        assert t.bias_bounds_[-1] == 0 and np.all(np.diff(t.bias_bounds_) < 0)
+
+
 def test_the_delta_of_the_waves_sums_to_at_most_delta():
     w = np.arange(1, 10**6 + 1)
     assert wave_delta(0.05, w).sum() <= 0.05
