@@ -147,7 +147,7 @@ class Search:
         n_fid = len(self.levels)
         if self.bias_mode_ != "adaptive" or n_fid < 3:
             return n_fid
-        return max(2, -(-n_fid // 2)) if self.adaptive else n_fid - 1
+        return max(2, (n_fid + 1) // 2) if self.adaptive else n_fid - 1
 
     def calibration_pulls(self, n_arms: int, n_splits: int) -> int:
         """Pulls of the calibration (0 without one): candidates × fidelities × repeats."""
