@@ -246,13 +246,10 @@ class CVEvaluator(Evaluator):
         self._t0 = time.perf_counter()
         self.continuation = continuation
         self.cache = ModelCache(cache_bytes)
-        self._continues = np.zeros(len(self.candidates), dtype=bool)
+        self._continues = self._continuing(self.candidates)
         self.classes = None
-        if continuation is not None:
-            self._continues[:] = [continuation.applies(clone_with(estimator, c))
-                                  for c in self.candidates]
-            if is_classifier(estimator) and y is not None:
-                self.classes = np.unique(y)
+        if continuation is not None and is_classifier(estimator) and y is not None:
+            self.classes = np.unique(y)
 
     # -- splits -----------------------------------------------------------------
     def split(self, index: int) -> tuple[np.ndarray, np.ndarray]:
@@ -430,10 +427,18 @@ class CVEvaluator(Evaluator):
         return {**info, "scores": scores}
 
     def add_candidates(self, n: int) -> None:
-        """Make room for ``n`` candidates appended to :attr:`candidates` (GP proposals)."""
+        """Make room for ``n`` candidates appended to :attr:`candidates` (proposals)."""
         pad = np.zeros((len(self.levels), int(n)), dtype=np.int64)
         self.next_split = np.hstack([self.next_split, pad])
         self._unfinished = np.hstack([self._unfinished, pad])
+        self._continues = np.r_[self._continues, self._continuing(self.candidates[-int(n):])]
+
+    def _continuing(self, candidates: list) -> np.ndarray:
+        """Whether each of ``candidates`` continues its models across the fidelities."""
+        if self.continuation is None or not candidates:
+            return np.zeros(len(candidates), dtype=bool)
+        return np.array([self.continuation.applies(clone_with(self.estimator, c))
+                         for c in candidates], dtype=bool)
 
     def _run(self, tasks: list[tuple]) -> Iterable[dict]:
         """Run independent pulls: through joblib (any backend, results as they come), or

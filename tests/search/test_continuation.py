@@ -309,3 +309,15 @@ def test_saved_estimate_uses_fresh_pulls_of_the_same_candidate_else_scaled_reuse
     np.testing.assert_allclose(saved_estimates(recs), [0, 0, 2.5, 0.6, 0])
     # without any fresh reference the reused work is the (upper-bound) estimate
     np.testing.assert_allclose(saved_estimates(recs[3:]), [1.2, 0])
+
+
+
+def test_candidates_added_later_continue_their_models(data):
+    # The candidates a search with waves appends after wave 1 continue their models
+    # across the fidelities as the first ones do.
+    ev = _evaluator(data, HGB, [4, 12], "warm_start")
+    ev.candidates.append({"learning_rate": 0.2})
+    ev.add_candidates(1)
+    ev.evaluate(Pulls([2, 2], [0, 0]))
+    ev.evaluate(Pulls([2, 2], [1, 1]))
+    assert [r.continued_from for r in ev.records] == [-1, -1, 0, 0]
