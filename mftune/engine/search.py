@@ -25,7 +25,7 @@ import numpy as np
 
 from ..policies import registry as algorithms
 from ..policies.adapters import lucb_mu_tilde
-from ..policies.base import Pulls
+from ..policies.base import Pulls, leader
 from ..radii import iise_radius
 from ..study.record import statement
 from ..study.store import json_safe
@@ -412,10 +412,10 @@ class Search:
                 counts[fidelity, arm] += 1
             reached = np.flatnonzero(counts.any(axis=1))
             if reached.size:
-                n = counts[reached[-1]]
-                means = np.where(n > 0, sums[reached[-1]] / np.maximum(n, 1), -np.inf)
+                m = reached[-1]
+                means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
                 self.calibration_trace_.append(
-                    (time.perf_counter() - self.t_start, spent[0], 0, int(np.argmax(means))))
+                    (time.perf_counter() - self.t_start, spent[0], 0, leader(means[m], means[:m])))
 
         return on_result
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validation import check_batch_size
 
-__all__ = ["ArmStats", "Policy", "PolicySummary", "Pulls"]
+__all__ = ["ArmStats", "Policy", "PolicySummary", "Pulls", "leader"]
 
 
 @dataclass(frozen=True)
@@ -358,3 +358,28 @@ class Policy(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_arms={self.n_arms}, n_fidelities={self.n_fidelities})"
+
+
+def leader(means: np.ndarray, below: np.ndarray | None = None) -> int:
+    """Index of the largest of ``means``; ties go to the larger mean one fidelity down.
+
+    Scores such as accuracy take few distinct values, so candidates often tie
+    at the highest fidelity they share. A tie (to 12 decimals) goes to the
+    larger mean at the next fidelity down, then the one below it, then to
+    the first index.
+
+    Parameters
+    ----------
+    means : ndarray of shape (n,)
+        The candidates' means at the fidelity compared (``-inf``: none).
+    below : ndarray of shape (m, n), optional
+        Their means at the fidelities below it, the cheapest first (``-inf``: none).
+
+    Returns
+    -------
+    int
+    """
+    means = np.asarray(means, dtype=float)
+    below = np.empty((0, means.size)) if below is None else np.asarray(below, dtype=float)
+    keys = np.vstack([-np.arange(means.size), np.round(below, 12), np.round(means, 12)])
+    return int(np.lexsort(keys)[-1])

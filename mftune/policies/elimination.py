@@ -28,7 +28,7 @@ from .._validation import (
     check_variance_proxy,
 )
 from ..radii import iise_radius, mixture_radius, phase_length
-from .base import ArmStats, Policy, Pulls
+from .base import ArmStats, Policy, Pulls, leader
 from .top_glr import GLR_SHARE, TOP_GLR, TopGLR
 
 __all__ = ["CONFIDENCES", "TOP_GLR", "PhasedElimination"]
@@ -193,12 +193,10 @@ class PhasedElimination(TopGLR, Policy):
     def recommend(self) -> int:
         """The last surviving arm, else the best active arm at the highest fidelity with data.
 
-        "With data": every survivor has a pull there. With ``best_first``
-        (unless the ε rule stopped the run): any survivor has, counting the
-        results of :meth:`add_evidence`, and the arms compared are those that
-        have -- on the phase's closed rounds once one has closed, so that a
-        round in progress never sets one candidate's ``t + 1`` pulls against
-        another's ``t``.
+        "With data": every survivor has a pull there; with ``best_first`` (unless the ε
+        rule stopped the run) any has, counting :meth:`add_evidence`, and those that have
+        are compared on the phase's closed rounds once one has closed (never ``t + 1``
+        pulls against ``t``). Ties: :func:`~mftune.policies.base.leader`.
         """
         active = np.flatnonzero(self.active)
         if active.size == 1:
@@ -215,6 +213,8 @@ class PhasedElimination(TopGLR, Policy):
         if with_data.size == 0:
             return int(active[0])
         m = with_data[-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            below = np.where(counts[:m] > 0, sums[:m] / counts[:m], -np.inf)
         counts, sums = counts[m], sums[m]
         closed = self._closed
         if anytime and self.t_ > 0 and closed is not None and closed[:2] == (m, self.t_):
@@ -224,7 +224,7 @@ class PhasedElimination(TopGLR, Policy):
             sums = sums - self.stats.sums[m, active] + closed[2][active]
         with np.errstate(divide="ignore", invalid="ignore"):
             means = np.where(counts > 0, sums / counts, -np.inf)
-        return int(active[np.argmax(means)])
+        return int(active[leader(means, below)])
 
     def add_evidence(self, arms, fidelities, rewards) -> None:
         """Record results obtained outside the policy's rounds (the tuner's calibration).

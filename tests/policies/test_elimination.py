@@ -14,6 +14,7 @@ from mftune.benchmarks.iise_domains import (
 )
 from mftune.benchmarks.simulate import simulate_policy
 from mftune.policies import IISE, MFE, IISEGamma, Pulls, SuccessiveElimination
+from mftune.policies.base import leader
 from mftune.policies.iise import iise_thresholds
 
 YAHTZEE_COSTS = 12.0 ** np.arange(5, 13)
@@ -488,3 +489,24 @@ def test_best_first_recommendation_compares_closed_rounds_mid_round():
             assert pol.recommend() == 0, asked
     assert asked == [0, 1, 2] and pol.fidelity_ == 0
     assert pol.recommend() == 1
+
+
+def test_a_tie_at_the_fidelity_reached_goes_to_the_better_one_below():
+    # Accuracy-like scores tie often. Arms 1 and 3 tie at fidelity 1 (one of them by
+    # float rounding only); arm 3 led at fidelity 0, so it is the recommendation,
+    # though arm 1 comes first and is ahead by 1e-15; with no difference anywhere, the first.
+    mu0 = np.array([0.1, 0.5, 0.3, 0.7, 0.2])
+    mu1 = np.array([0.15, 0.6, 0.2, 0.6 - 1e-15, 0.25])
+    env = _NoiseFree(np.vstack([mu0, mu1]), [1.0, 2.0], [0.5, 0.0], [0.5, 0.0], 0.01)
+    pol = IISEGamma(5, env.costs, env.gamma, 0.05, env.variance_proxy, best_first=True,
+                    batch_size=1, cost_balance=1.0)
+    while pol.fidelity_ == 0:
+        p = pol.ask()
+        pol.tell(p, mu0[p.arms])
+    while pol.round_open or pol.t_ == 0:
+        p = pol.ask()
+        pol.tell(p, mu1[p.arms])
+    assert pol.active[[1, 3]].all() and pol.recommend() == 3
+    assert leader(np.array([0.6, 0.6 + 1e-15]), np.array([[0.7, 0.5]])) == 0
+    assert leader(np.array([0.6, 0.6]), np.array([[0.5, 0.5], [0.2, 0.2]])) == 0
+    assert leader(np.array([0.6, 0.6]), np.array([[-np.inf, 0.1]])) == 1
