@@ -63,7 +63,7 @@ import numpy as np
 
 from ..policies import registry as algorithms
 from ..policies.base import ArmStats, Policy, Pulls
-from ..radii import iise_radius, mixture_radius
+from .final_wave import final_wave_cost
 from .surrogate import SURROGATES, propose
 
 __all__ = ["MAX_WAVES", "WAVE_ALGORITHMS", "Waves", "make_waves", "wave_delta"]
@@ -79,8 +79,6 @@ STALL_WAVES = 2
 WAVE_ALGORITHMS = ("se", "iise", "iise-gamma")
 #: The surrogate of the waves (``python -m mftune.benchmarks.surrogate_choice``).
 DEFAULT_SURROGATE = "forest"
-#: Rounds within which :meth:`Waves.final_cost` looks for the final wave's end.
-ROUNDS_CAP = 100_000
 
 
 def _apply_updates(policy, updates: dict) -> None:
@@ -501,37 +499,25 @@ class Waves:
         self._start_wave(np.concatenate([carried, new]), carried)
 
     def final_cost(self, survivors) -> float:
-        """Estimated cost of a final wave over ``survivors`` [RECON].
+        """Estimated cost of a final wave over ``survivors``, in the pulls' cost units
+        (:func:`~mftune.engine.final_wave.final_wave_cost` at δ/2) [RECON].
 
-        The final wave (:meth:`_Builder.final`) pulls every survivor once per
-        round at the top fidelity; survivor ``i`` goes once ``2 B(t) <= g_i``,
-        its gap to the leader's top-fidelity mean, and the wave stops once one
-        survivor is left or ``2 B(t) <= ε`` (its ε stopping rule), with
-        ``B(t)`` the search's radius at ``δ/(2 n)`` and the top fidelity's σ².
-        The gaps are the survivors' top-fidelity means so far (a plug-in
-        estimate: a survivor without a top-fidelity result counts as tied).
-        The cost of one pull is the mean measured cost of the top-fidelity
-        pulls so far (a nominal cost before any). The budget rule of
-        :meth:`_end_wave` reads it: another exploring wave starts only when
-        what is left of the budget pays for twice the cost of the last wave
-        (the next one, as waves grow) *and* this final wave after it.
+        The survivors' top-fidelity results so far give the gaps; one pull
+        costs the mean measured cost of the top-fidelity pulls so far (a
+        nominal cost before any). The budget rule of :meth:`_end_wave` reads
+        it: another exploring wave starts only when what is left of the budget
+        pays for twice the cost of the last wave (the next one, as waves grow)
+        *and* this final wave after it.
 
         Parameters
         ----------
         survivors : array-like of int
-            The candidates the final wave would run over.
 
         Returns
         -------
         float
-            In the units of the pulls' costs (the search's seconds); ``inf``
-            when the rule would not end within :data:`ROUNDS_CAP` rounds
-            (ties without an ε).
         """
         arms = np.asarray(survivors, dtype=np.int64).reshape(-1)
-        n = arms.size
-        if n <= 1:
-            return 0.0
         top = self.n_fidelities - 1
         counts = self.stats.counts[top] + self.evidence_.counts[top]
         sums = self.stats.sums[top] + self.evidence_.sums[top]
@@ -542,22 +528,8 @@ class Waves:
         if var is None:
             var = getattr(self.inner, "variance_proxy", 1.0)
         s2 = float(np.asarray(var, dtype=float).reshape(-1)[-1])
-        func = mixture_radius if getattr(self.inner, "confidence", "iise") == "mixture" \
-            else iise_radius
-        width = 2.0 * func(np.arange(1, ROUNDS_CAP + 1, dtype=float), self.delta / 2 / n, s2)
-
-        def rounds(gap: float) -> float:  # first t with 2 B(t) <= gap
-            ok = np.flatnonzero(width <= gap)
-            return float(ok[0] + 1) if ok.size else np.inf
-
-        has = counts[arms] > 0
-        means = np.where(has, sums[arms] / np.maximum(counts[arms], 1), -np.inf)
-        lead = int(np.argmax(means)) if has.any() else 0
-        gaps = np.where(has, means[lead] - means, 0.0)
-        t_eps = rounds(float(self.epsilon)) if self.epsilon else np.inf
-        others = np.array([min(rounds(g), t_eps) for k, g in enumerate(gaps) if k != lead])
-        total = others.sum() + others.max()  # the leader is pulled until the last one goes
-        return float(total * per_pull) if np.isfinite(total) else np.inf
+        return final_wave_cost(counts[arms], sums[arms], per_pull, s2, self.delta / 2,
+                               self.epsilon, getattr(self.inner, "confidence", "iise"))
 
     def _stalled(self, score: float, eps: float) -> bool:
         """The surrogate's proposals of the last :data:`STALL_WAVES` waves did not raise

@@ -113,8 +113,9 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
     grid_points : int, default=5
     adaptive : {"auto", True, False}, default="auto"
         Candidates that adapt (docs/tuner.md): the first ``n_candidates``
-        fill the space (a Sobol design), then, each time the algorithm's
-        stopping rule holds, a surrogate fitted on every evaluation proposes
+        fill the space (a Sobol design), then, each time a wave ends (its
+        stopping rule holds, or few candidates survive a round at the top
+        fidelity), a surrogate fitted on every evaluation proposes
         ``wave_size`` new candidates and a new wave runs over them and the
         survivors, until the surrogate predicts no new candidate beats the
         incumbent by more than ``epsilon`` (:mod:`mftune.engine.waves`).

@@ -343,3 +343,17 @@ def test_the_final_wave_cost_grows_with_ties_and_survivors(adaptive):
             p.epsilon = eps
     finally:
         p.stats.sums[top] = sums
+
+
+def test_the_final_wave_cost_counts_each_survivor_s_rounds_to_its_gap_or_epsilon():
+    from mftune.engine.final_wave import final_wave_cost
+    from mftune.radii import iise_radius
+
+    # leader 0.9; the others 0.1, 0.3 and 0.01 behind (one pull each), ε = 0.05, n = 4
+    sums, counts, delta, var = np.array([0.9, 0.8, 0.6, 0.89]), np.ones(4), 0.05, 0.01
+    width = 2 * iise_radius(np.arange(1, 10**5 + 1, dtype=float), delta / 4, var)
+    first = [int(np.flatnonzero(width <= g)[0]) + 1 for g in (0.1, 0.3, 0.05)]
+    want = (sum(first) + max(first)) * 2.0  # the leader stays until the last one goes
+    assert final_wave_cost(counts, sums, 2.0, var, delta, 0.05) == pytest.approx(want)
+    assert final_wave_cost(counts, sums, 2.0, var, delta, None) > want  # 0.01 without ε
+    assert final_wave_cost(counts[:1], sums[:1], 2.0, var, delta) == 0.0
