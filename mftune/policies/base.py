@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validation import check_batch_size
 
-__all__ = ["ArmStats", "Policy", "PolicySummary", "Pulls", "leader"]
+__all__ = ["ArmStats", "Policy", "PolicySummary", "Pulls", "leader", "ranking"]
 
 
 @dataclass(frozen=True)
@@ -360,13 +360,14 @@ class Policy(ABC):
         return f"{type(self).__name__}(n_arms={self.n_arms}, n_fidelities={self.n_fidelities})"
 
 
-def leader(means: np.ndarray, below: np.ndarray | None = None) -> int:
-    """Index of the largest of ``means``; ties go to the larger mean one fidelity down.
+
+def ranking(means: np.ndarray, below: np.ndarray | None = None) -> np.ndarray:
+    """Indices of ``means``, the largest first; ties go to the larger mean one fidelity down.
 
     Scores such as accuracy take few distinct values, so candidates often tie
     at the highest fidelity they share. A tie (to 12 decimals) goes to the
     larger mean at the next fidelity down, then the one below it, then to
-    the first index.
+    the lower index.
 
     Parameters
     ----------
@@ -377,9 +378,14 @@ def leader(means: np.ndarray, below: np.ndarray | None = None) -> int:
 
     Returns
     -------
-    int
+    ndarray of int, shape (n,)
     """
     means = np.asarray(means, dtype=float)
     below = np.empty((0, means.size)) if below is None else np.asarray(below, dtype=float)
     keys = np.vstack([-np.arange(means.size), np.round(below, 12), np.round(means, 12)])
-    return int(np.lexsort(keys)[-1])
+    return np.lexsort(keys)[::-1]
+
+
+def leader(means: np.ndarray, below: np.ndarray | None = None) -> int:
+    """Index of the first of :func:`ranking` (same parameters)."""
+    return int(ranking(means, below)[0])

@@ -28,7 +28,7 @@ from .._validation import (
     check_variance_proxy,
 )
 from ..radii import iise_radius, mixture_radius, phase_length
-from .base import ArmStats, Policy, Pulls, leader
+from .base import ArmStats, Policy, Pulls, leader, ranking
 from .top_glr import GLR_SHARE, TOP_GLR, TopGLR
 
 __all__ = ["CONFIDENCES", "TOP_GLR", "PhasedElimination"]
@@ -213,8 +213,7 @@ class PhasedElimination(TopGLR, Policy):
         if with_data.size == 0:
             return int(active[0])
         m = with_data[-1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            below = np.where(counts[:m] > 0, sums[:m] / counts[:m], -np.inf)
+        below = np.where(counts[:m] > 0, sums[:m] / np.maximum(counts[:m], 1), -np.inf)
         counts, sums = counts[m], sums[m]
         closed = self._closed
         if anytime and self.t_ > 0 and closed is not None and closed[:2] == (m, self.t_):
@@ -222,8 +221,7 @@ class PhasedElimination(TopGLR, Policy):
             # every survivor), not one candidate's t+1 pulls against another's t
             counts = counts - self.stats.counts[m, active] + self.t_
             sums = sums - self.stats.sums[m, active] + closed[2][active]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            means = np.where(counts > 0, sums / counts, -np.inf)
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
         return int(active[leader(means, below)])
 
     def add_evidence(self, arms, fidelities, rewards) -> None:
@@ -283,14 +281,16 @@ class PhasedElimination(TopGLR, Policy):
 
     def _best_first(self, arms: np.ndarray) -> np.ndarray:
         """``arms`` by decreasing mean at the current fidelity (the previous phase's in a
-        phase's first round; index order in the first phase's first round), ties by index."""
+        phase's first round; index order in the first phase's first round), ties as
+        :func:`~mftune.policies.base.ranking` breaks them (as :meth:`recommend` does)."""
         m = self.fidelity_
         if self.t_ == 0:
             if self.phase_ == 0:
                 return arms
             m = int(self.phases[self.phase_ - 1])
-        means = self.stats.sums[m, arms] / np.maximum(self.stats.counts[m, arms], 1)
-        return arms[np.argsort(-means, kind="stable")]
+        counts, sums = self.stats.counts[:m + 1, arms], self.stats.sums[:m + 1, arms]
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
+        return arms[ranking(means[m], means[:m])]
 
     def _after_tell(self, pulls, rewards, costs) -> None:
         m = self.fidelity_

@@ -507,6 +507,22 @@ def test_a_tie_at_the_fidelity_reached_goes_to_the_better_one_below():
         p = pol.ask()
         pol.tell(p, mu1[p.arms])
     assert pol.active[[1, 3]].all() and pol.recommend() == 3
+    # the next fidelity's first round asks them in that order too
+    mu2 = np.array([0.1, 0.7, 0.2, 0.6, 0.3])
+    env = _NoiseFree(np.vstack([mu0, mu1, mu2]), [1.0, 2.0, 4.0], [0.5, 0.3, 0.0],
+                     [0.5, 0.3, 0.0], 0.01)
+    pol = IISEGamma(5, env.costs, env.gamma, 0.05, env.variance_proxy, best_first=True,
+                    batch_size=1, cost_balance=1.0)
+    mu = np.vstack([mu0, mu1, mu2])
+    while pol.fidelity_ < 2:
+        p = pol.ask()
+        pol.tell(p, mu[p.fidelities, p.arms])
+    order = []
+    while len(order) < pol.active.sum():
+        p = pol.ask()
+        order.append(int(p.arms[0]))
+        pol.tell(p, mu2[p.arms])
+    assert pol.active[[1, 3]].all() and order.index(3) < order.index(1)
     assert leader(np.array([0.6, 0.6 + 1e-15]), np.array([[0.7, 0.5]])) == 0
     assert leader(np.array([0.6, 0.6]), np.array([[0.5, 0.5], [0.2, 0.2]])) == 0
     assert leader(np.array([0.6, 0.6]), np.array([[-np.inf, 0.1]])) == 1
