@@ -372,9 +372,9 @@ def ranking(means: np.ndarray, below: np.ndarray | None = None) -> np.ndarray:
     Parameters
     ----------
     means : ndarray of shape (n,)
-        The candidates' means at the fidelity compared (``-inf``: none).
+        The candidates' means at the fidelity compared (``-inf`` or ``nan``: none).
     below : ndarray of shape (m, n), optional
-        Their means at the fidelities below it, the cheapest first (``-inf``: none).
+        Their means at the fidelities below it, the cheapest first (as ``means``).
 
     Returns
     -------
@@ -382,7 +382,8 @@ def ranking(means: np.ndarray, below: np.ndarray | None = None) -> np.ndarray:
     """
     means = np.asarray(means, dtype=float)
     below = np.empty((0, means.size)) if below is None else np.asarray(below, dtype=float)
-    keys = np.vstack([-np.arange(means.size), np.round(below, 12), np.round(means, 12)])
+    keys = np.nan_to_num(np.vstack([below, means]).round(12), nan=-np.inf)
+    keys = np.vstack([-np.arange(means.size), keys])
     return np.lexsort(keys)[::-1]
 
 

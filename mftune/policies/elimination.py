@@ -288,8 +288,7 @@ class PhasedElimination(TopGLR, Policy):
             if self.phase_ == 0:
                 return arms
             m = int(self.phases[self.phase_ - 1])
-        counts, sums = self.stats.counts[:m + 1, arms], self.stats.sums[:m + 1, arms]
-        means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
+        means = self.stats.means()[:m + 1, arms]  # nan: no data
         return arms[ranking(means[m], means[:m])]
 
     def _after_tell(self, pulls, rewards, costs) -> None:

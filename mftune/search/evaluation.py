@@ -431,7 +431,8 @@ class CVEvaluator(Evaluator):
         pad = np.zeros((len(self.levels), int(n)), dtype=np.int64)
         self.next_split = np.hstack([self.next_split, pad])
         self._unfinished = np.hstack([self._unfinished, pad])
-        self._continues = np.r_[self._continues, self._continuing(self.candidates[-int(n):])]
+        new = self.candidates[self._continues.size:]
+        self._continues = np.r_[self._continues, self._continuing(new)]
 
     def _continuing(self, candidates: list) -> np.ndarray:
         """Whether each of ``candidates`` continues its models across the fidelities."""
