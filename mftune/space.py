@@ -347,6 +347,15 @@ class Space:
         """Width of the unit-cube encoding."""
         return len(self._single())
 
+    def centre(self) -> dict:
+        """The configuration at the middle of every dimension's encoding.
+
+        The log-midpoint of a log-scaled range, the midpoint of a linear one,
+        the median of a distribution, the middle of a list of choices: the
+        value ConfigSpace takes as a numeric hyperparameter's default.
+        """
+        return self.from_unit(np.full(self.n_dims, 0.5))[0]
+
     def to_unit(self, configs: Sequence[Mapping]) -> np.ndarray:
         """Encode configurations as rows of ``[0, 1]^d`` (names in sorted order)."""
         dims = self._single()

@@ -37,6 +37,16 @@ def test_unit_encoding_round_trip():
         assert np.isclose(b["C"], c["C"], rtol=1e-9)
 
 
+def test_the_centre_is_the_middle_of_each_encoding():
+    space = Space({"C": Real(1e-3, 1e3, log=True), "x": Real(-1, 3), "n": Integer(2, 50),
+                   "kernel": Categorical(["a", "b", "c"]), "a": stats.norm(5, 2)})
+    c = space.centre()
+    assert c["C"] == pytest.approx(1.0) and c["x"] == pytest.approx(1.0)
+    assert c["n"] == 26 and c["kernel"] == "b" and c["a"] == pytest.approx(5.0)
+    with pytest.raises(ValueError, match="single dict space"):
+        Space([{"a": Real(0, 1)}, {"b": Real(0, 1)}]).centre()
+
+
 def test_conditional_space_and_grid():
     space = Space([{"kernel": ["linear"], "C": Real(1, 10)},
                    {"kernel": ["rbf"], "C": Real(1, 10), "gamma": Real(0.1, 1)}])

@@ -334,18 +334,21 @@ class Search:
     def calibration_arms(self, n_arms: int, n_cal: int, rng) -> np.ndarray:
         """The calibration's candidates, spread over the space [RECON].
 
-        A first candidate at random, then each next one the farthest (in the
-        unit-cube encoding of the space) from those already chosen, so the
+        The candidate nearest the centre of the space first (its pulls come
+        first, so it is the first answer), then each next one the farthest (in
+        the unit-cube encoding of the space) from those already chosen, so the
         calibration sees different corners of the space rather than three
         neighbours that may share one flat learning curve. Without an
-        unconditional space: ``n_cal`` distinct candidates at random.
+        unconditional space: ``n_cal`` distinct candidates at random, in
+        index order.
         """
         space = self.space
-        first = int(rng.integers(n_arms))
-        if space is None or space.is_conditional or n_cal <= 1:
+        if space is None or space.is_conditional:
+            first = int(rng.integers(n_arms))
             rest = rng.choice(np.delete(np.arange(n_arms), first), n_cal - 1, replace=False)
             return np.sort(np.r_[first, rest]).astype(np.int64)
         unit = np.atleast_2d(space.to_unit(self.evaluator.candidates[:n_arms]))
+        first = int(np.argmin(np.linalg.norm(unit - 0.5, axis=1)))
         chosen = [first]
         dist = np.linalg.norm(unit - unit[first], axis=1)
         for _ in range(n_cal - 1):
@@ -353,7 +356,7 @@ class Search:
             nxt = int(np.argmax(dist))
             chosen.append(nxt)
             dist = np.minimum(dist, np.linalg.norm(unit - unit[nxt], axis=1))
-        return np.sort(np.asarray(chosen, dtype=np.int64))
+        return np.asarray(chosen, dtype=np.int64)
 
     def _calibrate(self, n_arms, rng):
         ev = self.evaluator

@@ -213,7 +213,9 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         One row per candidate (params, ``param_*``, mean/std test score at
         the highest fidelity reached, that fidelity, pulls and cost per
         fidelity, elimination fidelity/round/time, failures, rank, and the
-        ``wave`` it entered: 1 without waves).
+        ``wave`` it entered: 1 without waves). The calibration's pulls count
+        in it when the policy takes them as evidence (the elimination
+        algorithms and the waves), as they do in the recommendation.
     pulls_ : dict of arrays
         One row per pull (calibration included, ``phase`` column; ``worker``:
         the ``"host:pid"`` of the process that ran it; ``n_train`` and
@@ -494,7 +496,9 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         self.costs_ = np.where(counts > 0, measured, planned)
         elim_r = getattr(policy, "eliminated_round", np.full(len(self.candidates_), -1))
         elim_f = getattr(policy, "eliminated_fidelity", np.full(len(self.candidates_), -1))
-        search_recs = [r for r in recs if r.phase == "search"] or recs
+        # the calibration's pulls count where the policy takes them as evidence
+        search_recs = recs if hasattr(policy, "add_evidence") else (
+            [r for r in recs if r.phase == "search"] or recs)
         n_cand = len(self.candidates_)
         elim_t = self._progress.eliminated_time
         if elim_t.size < n_cand:  # candidates proposed during the run (GP policies)
