@@ -18,6 +18,9 @@ other, one evaluation at a time (``n_jobs=1``), on the same pool/test split:
     fidelity, TPE with Hyperband pruning over the task's levels, and SMAC3's
     multi-fidelity facade (random forest + Hyperband) with the task's
     fidelity as its budget; ``timeout``/``walltime_limit`` = the task's budget.
+``Centre`` (only when named; a reference, not a peer)
+    the space's centre (:meth:`~mftune.space.Space.centre`), cross-validated
+    once at the top fidelity: the default search's first answer.
 
 Optuna and SMAC3 are optional benchmark dependencies (``pip install
 'mftune[bench]'``, not package dependencies); their rows are skipped, with
@@ -65,8 +68,8 @@ from .peers import FoldScorer, run_optuna, run_smac
 from .tuner_vs_halving import TASKS as HALVING_TASKS
 from .tuner_vs_halving import Row, Task, _split, tuner_options
 
-__all__ = ["HELD_AT", "METHODS", "TASKS", "Row", "dense_grid", "format_table", "held_scores",
-           "load_baseline", "report_json", "rows_to_json", "run_task", "summarize"]
+__all__ = ["HELD_AT", "METHODS", "REFERENCES", "TASKS", "Row", "dense_grid", "format_table",
+           "held_scores", "load_baseline", "report_json", "rows_to_json", "run_task", "summarize"]
 
 
 def _kde_data(seed: int, n: int = 6000):
@@ -89,6 +92,10 @@ METHODS = ("MFTuner", "RandomizedSearchCV", "HalvingRandomSearchCV", "Optuna TPE
            "Optuna TPE+Hyperband", "SMAC")
 #: The peers MFTuner is compared with.
 PEERS = METHODS[1:]
+#: Reference rows run only when named: the space's centre (``Space.centre``),
+#: cross-validated once at the top fidelity, what the first answer of the
+#: default search is; not a peer.
+REFERENCES = ("Centre",)
 #: Shares of the task's wall budget at which the held recommendation is scored.
 HELD_AT = (0.25, 0.5, 1.0)
 
@@ -154,8 +161,9 @@ def _mftuner(task, seed, X, y, algorithm, tuner_params=None):
     return wall, dict(tuner.best_params_), trace, detail, tuner.stopping_reason_
 
 
-def _sklearn(task, seed, X, y, halving: bool):
-    grid = [{k: [v] for k, v in c.items()} for c in _candidates(task, seed)]
+def _sklearn(task, seed, X, y, halving: bool, candidates=None):
+    candidates = _candidates(task, seed) if candidates is None else candidates
+    grid = [{k: [v] for k, v in c.items()} for c in candidates]
     if halving:
         kw = {"resource": task.fidelity, "min_resources": task.levels[0], "factor": task.factor,
               "random_state": seed}
@@ -240,6 +248,9 @@ def _run_method(method: str, algo, task: Task, seed: int, X, y, tuner_params=Non
         return _mftuner(task, seed, X, y, algo, tuner_params)
     if method in ("RandomizedSearchCV", "HalvingRandomSearchCV"):
         return (*_sklearn(task, seed, X, y, halving=method.startswith("Halving")), None)
+    if method == "Centre":
+        wall, best, trace, _ = _sklearn(task, seed, X, y, False, [Space(task.space).centre()])
+        return wall, best, trace, "the space's centre at the top fidelity", None
     return (*_peer(method, task, seed, X, y), None)
 
 
@@ -277,7 +288,7 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
         target = ref - TOLERANCE[task.name]
     rows = []
     for name, method, wall, best, trace, detail, stopping in runs:
-        end_only = method in ("RandomizedSearchCV", "HalvingRandomSearchCV")
+        end_only = method in ("RandomizedSearchCV", "HalvingRandomSearchCV", "Centre")
         ttt = _time_to_target(trace, test, target, end_only, wall)
         final = test(best) if best else np.nan
         held = held_scores(trace, test, task.budget)

@@ -20,8 +20,9 @@ from ._groups import bench, parse_list
               help="Seeds 0..SEEDS-1 (splits, candidates, samplers).")
 @click.option("--methods", default=None,
               help="Comma-separated subset of MFTuner, RandomizedSearchCV, "
-                   "HalvingRandomSearchCV, Optuna TPE, Optuna TPE+Hyperband, SMAC (any case) "
-                   "[default: all].")
+                   "HalvingRandomSearchCV, Optuna TPE, Optuna TPE+Hyperband, SMAC, and the "
+                   "reference Centre (the space's centre, cross-validated once; any case) "
+                   "[default: all but Centre].")
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Wall budget in seconds for every task, instead of each task's own "
                    "(for short smoke runs; the report's held shares are of this budget).")
@@ -54,6 +55,7 @@ def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, js
     """
     from ..benchmarks.head_to_head import (
         METHODS,
+        REFERENCES,
         TASKS,
         _data,
         dense_grid,
@@ -66,10 +68,10 @@ def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, js
 
     chosen = parse_list(tasks, tuple(TASKS), "--tasks")
     extra = _tuner_params(tuner_params)
-    by_case = {m.lower(): m for m in METHODS}
+    by_case = {m.lower(): m for m in METHODS + REFERENCES}
     meths = METHODS if methods is None else parse_list(
         ",".join(by_case.get(m.strip().lower(), m.strip()) for m in methods.split(",")),
-        METHODS, "--methods")
+        METHODS + REFERENCES, "--methods")
     algos = parse_list(algorithms, tuple(a for a in available() if a != "auto"),
                        "--algorithms") if algorithms else ()
     if dense is not None:

@@ -155,3 +155,21 @@ def test_a_baseline_gives_the_targets_and_the_rows_not_run_again(monkeypatch, tm
                                     "--methods", "mftuner", "--baseline", str(path)])
     assert res.exit_code == 2 and "--baseline" in res.output and "('kde', 1)" in res.output
     assert seen == {}
+
+
+def test_the_centre_reference_scores_the_space_s_centre_and_is_no_peer():
+    from dataclasses import replace
+
+    from mftune.benchmarks import head_to_head as h2h
+    from mftune.space import Space
+
+    task = replace(h2h.TASKS["kde"], budget=1.0)
+    rows = h2h.run_task(task, 0, ["Centre", "RandomizedSearchCV"], log=lambda *_: None)
+    centre = next(r for r in rows if r.method == "Centre")
+    assert centre.detail == "the space's centre at the top fidelity"
+    X, X_te, y, y_te, _ = h2h._data(task, 0)
+    test = h2h._TestScore(task, X, y, X_te, y_te)
+    assert centre.final_test == test(Space(task.space).centre())
+    # it recommends only at the end, and the best peer is chosen among the peers
+    assert centre.time_to_target in (centre.wall, np.inf)
+    assert "Centre" not in h2h.PEERS and "Centre" in format_table(rows)
