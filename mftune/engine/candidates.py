@@ -23,9 +23,9 @@ def initial_design(space, n: int, rng) -> list[dict]:
     The design point nearest the centre of the space (:meth:`Space.centre`)
     moves to the centre: search spaces are usually drawn around a value
     known to be sensible, and the calibration starts there, so that value is
-    the first answer. Points that decode to a configuration already drawn (integer or
-    categorical dimensions) are replaced by random draws until ``n``
-    distinct configurations are found (fewer if the space has fewer).
+    the first answer. Points that decode to a configuration already drawn
+    (integer or categorical dimensions) are replaced by random draws until
+    ``n`` distinct configurations are found (fewer if the space has fewer).
 
     Parameters
     ----------
@@ -50,7 +50,7 @@ def initial_design(space, n: int, rng) -> list[dict]:
         return np.sort(np.unique(np.round(u, 9), axis=0, return_index=True)[1])
 
     units = canonical(units)
-    centre = canonical(np.full((1, space.n_dims), 0.5))[0]
+    centre = space.to_unit([space.centre()])[0]
     units[np.argmin(np.linalg.norm(units - centre, axis=1))] = centre
     for _ in range(8):
         keep = first_of_each(units)

@@ -348,7 +348,8 @@ class Search:
             rest = rng.choice(np.delete(np.arange(n_arms), first), n_cal - 1, replace=False)
             return np.sort(np.r_[first, rest]).astype(np.int64)
         unit = np.atleast_2d(space.to_unit(self.evaluator.candidates[:n_arms]))
-        first = int(np.argmin(np.linalg.norm(unit - 0.5, axis=1)))
+        centre = space.to_unit([space.centre()])
+        first = int(np.argmin(np.linalg.norm(unit - centre, axis=1)))
         chosen = [first]
         dist = np.linalg.norm(unit - unit[first], axis=1)
         for _ in range(n_cal - 1):
