@@ -18,9 +18,11 @@ other, one evaluation at a time (``n_jobs=1``), on the same pool/test split:
     fidelity, TPE with Hyperband pruning over the task's levels, and SMAC3's
     multi-fidelity facade (random forest + Hyperband) with the task's
     fidelity as its budget; ``timeout``/``walltime_limit`` = the task's budget.
-``Centre`` (only when named; a reference, not a peer)
-    the space's centre (:meth:`~mftune.space.Space.centre`), cross-validated
-    once at the top fidelity: the default search's first answer.
+``Centre``, ``Optuna TPE (with centre)``, ``SMAC (with centre)``
+    references run only when named, not peers: the space's centre
+    (:meth:`~mftune.space.Space.centre`) cross-validated once at the top
+    fidelity, the default search's first answer; TPE with that centre as its
+    first trial, SMAC with it in its initial design.
 
 Optuna and SMAC3 are optional benchmark dependencies (``pip install
 'mftune[bench]'``, not package dependencies); their rows are skipped, with
@@ -92,10 +94,11 @@ METHODS = ("MFTuner", "RandomizedSearchCV", "HalvingRandomSearchCV", "Optuna TPE
            "Optuna TPE+Hyperband", "SMAC")
 #: The peers MFTuner is compared with.
 PEERS = METHODS[1:]
-#: Reference rows run only when named: the space's centre (``Space.centre``),
-#: cross-validated once at the top fidelity, what the first answer of the
-#: default search is; not a peer.
-REFERENCES = ("Centre",)
+#: Reference rows run only when named, not peers: the space's centre
+#: (``Space.centre``), cross-validated once at the top fidelity, what the first
+#: answer of the default search is; TPE and SMAC given that centre
+#: (:mod:`mftune.benchmarks.peers`, ``centre_first``).
+REFERENCES = ("Centre", "Optuna TPE (with centre)", "SMAC (with centre)")
 #: Shares of the task's wall budget at which the held recommendation is scored.
 HELD_AT = (0.25, 0.5, 1.0)
 
@@ -186,11 +189,13 @@ def _sklearn(task, seed, X, y, halving: bool, candidates=None):
 
 
 def _peer(method: str, task: Task, seed: int, X, y):
-    """Run one model-based peer (:mod:`mftune.benchmarks.peers`)."""
+    """Run one model-based peer (:mod:`mftune.benchmarks.peers`), its reference variant
+    given the space's centre when the name ends in ``(with centre)``."""
     scorer = FoldScorer(task, list(_cv(task, seed).split(X, y)), X, y, seed)
-    if method == "SMAC":
-        return run_smac(task, seed, scorer)
-    return run_optuna(task, seed, scorer, hyperband="Hyperband" in method)
+    centre = method.endswith("(with centre)")
+    if method.startswith("SMAC"):
+        return run_smac(task, seed, scorer, centre_first=centre)
+    return run_optuna(task, seed, scorer, hyperband="Hyperband" in method, centre_first=centre)
 
 
 def dense_grid(task: Task, seed: int, n_points: int, X, y, X_te, y_te) -> dict:

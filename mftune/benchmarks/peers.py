@@ -26,6 +26,13 @@ and continued to a higher level as ``MFTuner`` continues them
 (:func:`mftune.search.continuation.fit_at_level`), so the peers that climb
 levels (Hyperband rungs) do not pay a refit either.
 
+With ``centre_first`` (the head-to-head's ``Optuna TPE (with centre)`` and
+``SMAC (with centre)`` reference rows) each evaluates the space's centre
+early: Optuna enqueues :meth:`~mftune.space.Space.centre` as its first trial;
+SMAC3 adds ConfigSpace's default configuration (the same point, up to an
+integer's rounding) to its initial design (``use_default_config``), where its
+intensifier runs it within the first bracket, not necessarily first.
+
 Both packages are optional benchmark dependencies (``pip install
 'mftune[bench]'``); a missing one raises ``ImportError`` and the head-to-head
 skips its rows.
@@ -43,7 +50,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ..search.continuation import fit_at_level, resolve_continuation
-from ..space import Categorical, Integer, Real
+from ..space import Categorical, Integer, Real, Space
 from .tuner_vs_halving import Task
 
 __all__ = ["FoldScorer", "require", "run_optuna", "run_smac", "smac_space"]
@@ -144,7 +151,8 @@ def _optuna_params(trial, space: dict) -> dict:
     return out
 
 
-def run_optuna(task: Task, seed: int, scorer: FoldScorer, hyperband: bool):
+def run_optuna(task: Task, seed: int, scorer: FoldScorer, hyperband: bool,
+               centre_first: bool = False):
     """Optuna's TPE (with ``HyperbandPruner`` when ``hyperband``) for the task's budget.
 
     Returns
@@ -177,6 +185,8 @@ def run_optuna(task: Task, seed: int, scorer: FoldScorer, hyperband: bool):
               if hyperband else optuna.pruners.NopPruner())
     study = optuna.create_study(direction="maximize", pruner=pruner,
                                 sampler=optuna.samplers.TPESampler(seed=seed))
+    if centre_first:
+        study.enqueue_trial(Space(task.space).centre())
     trace, t0 = [], time.perf_counter()
 
     def record(study, trial):
@@ -226,7 +236,7 @@ def _smac_budgets(task: Task, scorer: FoldScorer) -> tuple[float, float]:
     return float(low), float(scorer.top)
 
 
-def run_smac(task: Task, seed: int, scorer: FoldScorer):
+def run_smac(task: Task, seed: int, scorer: FoldScorer, centre_first: bool = False):
     """SMAC3's multi-fidelity facade (Hyperband) for the task's budget.
 
     Returns the same ``(wall, best, trace, detail)`` as :func:`run_optuna`;
@@ -254,7 +264,7 @@ def run_smac(task: Task, seed: int, scorer: FoldScorer):
         scenario = Scenario(smac_space(task.space, seed), name=f"{task.name}-{seed}",
                             output_directory=Path(tmp), deterministic=True, n_trials=10**9,
                             walltime_limit=task.budget, min_budget=low, max_budget=high,
-                            seed=seed)
+                            seed=seed, use_default_config=centre_first)
         intensifier = MultiFidelityFacade.get_intensifier(scenario, eta=int(task.factor))
         facade = MultiFidelityFacade(scenario, target, intensifier=intensifier,
                                      callbacks=[Record()], overwrite=True, logging_level=40)

@@ -21,8 +21,9 @@ from ._groups import bench, parse_list
 @click.option("--methods", default=None,
               help="Comma-separated subset of MFTuner, RandomizedSearchCV, "
                    "HalvingRandomSearchCV, Optuna TPE, Optuna TPE+Hyperband, SMAC, and the "
-                   "reference Centre (the space's centre, cross-validated once; any case) "
-                   "[default: all but Centre].")
+                   "references Centre (the space's centre, cross-validated once), "
+                   "Optuna TPE (with centre) and SMAC (with centre) (any case) "
+                   "[default: all but the references].")
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Wall budget in seconds for every task, instead of each task's own "
                    "(for short smoke runs; the report's held shares are of this budget).")

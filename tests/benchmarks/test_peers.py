@@ -90,6 +90,31 @@ def test_smac_run_returns_a_recommendation_history():
     assert "trials" in detail
 
 
+@pytest.mark.parametrize("module", ["optuna", "smac"])
+def test_the_references_with_centre_evaluate_the_centre_early(module, monkeypatch):
+    pytest.importorskip(module)
+    from mftune.benchmarks import peers
+    from mftune.space import Space
+
+    task = replace(TASKS["kde"], budget=0.25)
+    X, _, y, _, _ = h2h._data(task, 0)
+    X = X[:600]
+    scorer = FoldScorer(task, list(KFold(3, shuffle=True, random_state=0).split(X)), X, None, 0)
+    asked = []
+    monkeypatch.setattr(FoldScorer, "__call__", lambda self, params, level: asked.append(
+        params) or -abs(np.log10(params["bandwidth"]) + 1.0))
+    run = peers.run_smac if module == "smac" else (
+        lambda t, s, sc, centre_first: peers.run_optuna(t, s, sc, False, centre_first))
+    centre = Space(task.space).centre()["bandwidth"]
+    run(task, 0, scorer, centre_first=True)
+    got = [p["bandwidth"] for p in asked]
+    # Optuna runs it as its first trial; SMAC within its first bracket (12 trials here)
+    assert np.isclose(got[0], centre) if module == "optuna" else np.isclose(got[:12], centre).any()
+    asked.clear()
+    run(task, 0, scorer, centre_first=False)
+    assert not np.isclose([p["bandwidth"] for p in asked], centre).any()
+
+
 def _small(name: str, n: int = 600):
     task = TASKS[name]
     X, _, y, _, _ = h2h._data(task, 0)
