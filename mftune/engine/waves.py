@@ -512,10 +512,12 @@ class Waves:
         Parameters
         ----------
         survivors : array-like of int
+            The candidates the final wave would run over.
 
         Returns
         -------
         float
+            In the pulls' cost units; ``inf`` when it would not end (ties without an ε).
         """
         arms = np.asarray(survivors, dtype=np.int64).reshape(-1)
         top = self.n_fidelities - 1

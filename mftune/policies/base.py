@@ -360,7 +360,6 @@ class Policy(ABC):
         return f"{type(self).__name__}(n_arms={self.n_arms}, n_fidelities={self.n_fidelities})"
 
 
-
 def ranking(means: np.ndarray, below: np.ndarray | None = None) -> np.ndarray:
     """Indices of ``means``, the largest first; ties go to the larger mean one fidelity down.
 

@@ -497,14 +497,14 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         elim_r = getattr(policy, "eliminated_round", np.full(len(self.candidates_), -1))
         elim_f = getattr(policy, "eliminated_fidelity", np.full(len(self.candidates_), -1))
         # the calibration's pulls count where the policy takes them as evidence
-        search_recs = recs if hasattr(policy, "add_evidence") else (
+        evidence = recs if hasattr(policy, "add_evidence") else (
             [r for r in recs if r.phase == "search"] or recs)
         n_cand = len(self.candidates_)
         elim_t = self._progress.eliminated_time
         if elim_t.size < n_cand:  # candidates proposed during the run (GP policies)
             elim_t = np.r_[elim_t, np.full(n_cand - elim_t.size, np.nan)]
         self.cv_results_ = build_cv_results(
-            self.candidates_, search_recs, levels, list(ev.scorers), self._metric, best,
+            self.candidates_, evidence, levels, list(ev.scorers), self._metric, best,
             elim_r, elim_f, elim_t)
         self.cv_results_["wave"] = np.asarray(getattr(policy, "wave_of", np.ones(n_cand)),
                                               dtype=np.int64)
