@@ -312,8 +312,8 @@ def run_lucb(inst, procedure, delta, n_runs, seed, n_jobs, max_pulls, convention
 #: skipped (Yahtzee: K = 13, M = 8). MF-GRAD solves max-min problems over K(K−1) pairs of
 #: 4M one-sided terms at every pull of every run; LUCB-Explore-A and -C change challenger
 #: at nearly every round there, so rounds go one at a time (EXPLORE-A: no stop within 10⁶
-#: pulls, 150 s of CPU for 4 runs). A 100-run cell would take tens of minutes; GRAD (one
-#: fidelity) runs.
+#: pulls, 150 s of CPU for 4 runs; MF-GRAD: no stop within 10⁶ pulls, 260 s of CPU per
+#: run). A 100-run cell would take hours; GRAD (one fidelity) runs.
 MAX_ARM_FIDELITIES = 40
 PULL_BY_PULL_MF = ("LUCB-A", "LUCB-B", "LUCB-C", "MF-GRAD")
 
