@@ -27,6 +27,11 @@ from ._groups import bench, parse_list
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Wall budget in seconds for every task, instead of each task's own "
                    "(for short smoke runs; the report's held shares are of this budget).")
+@click.option("--space-shift", type=click.FloatRange(0, 1, max_open=True), default=0.0,
+              show_default=True,
+              help="Move every numeric range of each task's space up by this share of its "
+                   "width (on its scale), for every method: the tasks' spaces are drawn "
+                   "around good values, and 0.25 takes their centre off them.")
 @click.option("--algorithms", default="", show_default=True,
               help="Extra MFTuner algorithms run beside the default, e.g. iise,lucb-c,mf-gp-ucb.")
 @click.option("--grid-file", type=click.Path(dir_okay=False), default=None,
@@ -42,8 +47,8 @@ from ._groups import bench, parse_list
 @click.option("--tuner-params", default=None,
               help="A JSON object of extra MFTuner keywords for its rows, e.g. "
                    "'{\"algorithm_params\": {\"top_glr\": \"paired-t\"}}'.")
-def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, json_out,
-                 baseline, tuner_params):
+def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_file, dense,
+                 json_out, baseline, tuner_params):
     """Time-to-target and held test scores of MFTuner and its peers, side by side.
 
     Every method runs one evaluation at a time, one after the other, in this
@@ -64,11 +69,16 @@ def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, js
         load_baseline,
         report_json,
         run_task,
+        shift_space,
     )
     from ..policies.registry import available
 
     chosen = parse_list(tasks, tuple(TASKS), "--tasks")
     extra = _tuner_params(tuner_params)
+    if space_shift and (baseline or grid_file):
+        raise click.BadParameter("the targets of --baseline and --grid-file are for the tasks' "
+                                 "own spaces; use --space-shift without them",
+                                 param_hint="--space-shift")
     by_case = {m.lower(): m for m in METHODS + REFERENCES}
     meths = METHODS if methods is None else parse_list(
         ",".join(by_case.get(m.strip().lower(), m.strip()) for m in methods.split(",")),
@@ -98,7 +108,10 @@ def head_to_head(tasks, seeds, methods, budget, algorithms, grid_file, dense, js
     rows, start = [], time.perf_counter()
     for name in chosen:
         task = TASKS[name] if budget is None else replace(TASKS[name], budget=budget)
-        click.echo(f"{name}: {task.description}; budget {task.budget:g} s")
+        if space_shift:
+            task = replace(task, space=shift_space(task.space, space_shift))
+        shifted = f"; space shifted by {space_shift:g}: {task.space}" if space_shift else ""
+        click.echo(f"{name}: {task.description}; budget {task.budget:g} s{shifted}")
         for seed in range(seeds):
             rows.extend(run_task(task, seed, meths, algos, grid_file, log=click.echo,
                                  tuner_params=extra, target=targets.get((name, seed))))

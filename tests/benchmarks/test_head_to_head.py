@@ -173,3 +173,50 @@ def test_the_centre_reference_scores_the_space_s_centre_and_is_no_peer():
     # it recommends only at the end, and the best peer is chosen among the peers
     assert centre.time_to_target in (centre.wall, np.inf)
     assert "Centre" not in h2h.PEERS and "Centre" in format_table(rows)
+
+
+def test_a_shifted_space_moves_each_numeric_range_up_on_its_scale(monkeypatch, tmp_path):
+    import pytest
+    from click.testing import CliRunner
+
+    from mftune.benchmarks import head_to_head as h2h
+    from mftune.cli import main
+    from mftune.space import Categorical, Integer, Real, Space
+
+    space = {"C": Real(0.1, 1e3, log=True), "a": Real(0.0, 1.0), "n": Integer(10, 50),
+             "m": Integer(4, 64, log=True), "k": Categorical(["x", "y"])}
+    out = h2h.shift_space(space, 0.25)
+    assert (out["C"].low, out["C"].high) == pytest.approx((1.0, 1e4)) and out["C"].log
+    assert (out["a"].low, out["a"].high) == pytest.approx((0.25, 1.25)) and not out["a"].log
+    assert (out["n"].low, out["n"].high) == (20, 60) and isinstance(out["n"], Integer)
+    assert (out["m"].low, out["m"].high) == (8, 128) and out["m"].log
+    assert out["k"] is space["k"]
+    # the old centre of a real range now lies a quarter of the way in
+    old = Space(space).centre()
+    assert out["C"].to_unit(old["C"]) == pytest.approx(0.25)
+    assert out["a"].to_unit(old["a"]) == pytest.approx(0.25)
+    assert h2h.shift_space(space, 0.0)["C"].low == pytest.approx(0.1)
+
+    seen = {}
+
+    def fake(task, seed, meths, algos, grid, log, tuner_params, target):
+        seen[seed] = task.space
+        return []
+
+    monkeypatch.setattr(h2h, "run_task", fake)
+    monkeypatch.setattr(h2h, "format_table", lambda rows: "")
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--tasks", "kde", "--seeds", "1",
+                                    "--methods", "centre", "--space-shift", "0.25"])
+    assert res.exit_code == 0, res.output
+    assert seen[0]["bandwidth"].low == pytest.approx(1e-2 * 100 ** 0.25)  # every method's space
+    assert "space shifted by 0.25" in res.output
+    # targets made for the tasks' own spaces are refused with it, before anything runs
+    seen.clear()
+    base = tmp_path / "a.json"
+    base.write_text("{}")
+    for extra in (["--baseline", str(base)], ["--grid-file", str(tmp_path / "g.json")]):
+        res = CliRunner().invoke(main, ["bench", "head-to-head", "--tasks", "kde",
+                                        "--space-shift", "0.25", *extra])
+        assert res.exit_code == 2 and "--space-shift" in res.output and seen == {}
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--space-shift", "1"])
+    assert res.exit_code == 2 and "--space-shift" in res.output
