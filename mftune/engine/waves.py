@@ -1,58 +1,33 @@
 """Candidates that adapt: waves of candidates, proposed from a surrogate, each certified [RECON].
 
 A search with waves (``MFTuner(adaptive="auto")``, the default over a
-sampled, unconditional space) runs like this:
+sampled, unconditional space) runs as docs/tuner.md ("Candidates that adapt")
+states, with the certificate's argument:
 
-1. **Wave 1** is the initial candidates: a scrambled Sobol design of the
-   unit cube decoded through the space's encoding
-   (:func:`initial_design`), so the first candidates fill the space.
-2. Each exploring wave ``w`` runs the chosen elimination policy (built by
-   the registry) over its candidates, with ``δ_w = (δ/2) · 6 / (π² w²)``
-   (:func:`wave_delta`), a cheaper fidelity screening them in one round
-   (``TUNER_WAVE_COST_BALANCE``), until that policy's stopping rule holds or
-   — with several fidelities — until it has closed a round at the top fidelity
-   with at most ``carry_limit`` (``wave_size // 2``) survivors: the cheaper
-   fidelities have screened the wave's candidates, and new ones can come in
-   within a budget that a certificate would not fit in (``early_end``).
-3. Then a surrogate is fitted on every evaluation so far, at every fidelity
-   (:mod:`mftune.engine.surrogate`), and proposes ``wave_size`` new
-   candidates, distinct from all earlier ones. The next wave runs over
-   *all* the survivors of this one (the incumbent first) and the new
-   candidates; the survivors' earlier results count in the anytime
-   recommendation (``add_evidence``).
-4. No new candidates follow when the surrogate judges that none is worth
-   more than ε (the largest upper quantile of its predicted top-fidelity
-   score over the acquisition pool is at most the incumbent's score + ε),
-   when the proposals of the last :data:`STALL_WAVES` waves did not raise
-   the incumbent's score by more than ε, or after ``max_waves`` exploring
-   waves, or when what is left of the budget would not pay for another
-   wave (twice the last one's cost) and the final wave after it
-   (:meth:`Waves.final_cost`). The search
-   then stops if the wave ended with its certificate; if it ended early, a
-   **final wave** over its survivors runs with ``δ/2`` to its stopping rule.
-   Every survivor of an early-ended wave has closed a round at the top
-   fidelity, so the final wave is successive elimination *at the top
-   fidelity only* (:class:`mftune.policies.iise.SuccessiveElimination`, the
-   search's radius and ε): it does not pull the survivors again at the
-   cheaper fidelities, which screened them already. So
-   ``Σ δ ≤ δ/2 + δ/2``. The budget may end the search at any point (no
-   certificate then).
+1. **Wave 1** is the initial candidates, a scrambled Sobol design
+   (:func:`~mftune.engine.candidates.initial_design`).
+2. Exploring wave ``w`` runs the chosen elimination policy over its ``K_w``
+   candidates with ``δ_w = (δ/2) · 6 / (π² w²)`` (:func:`wave_delta`) shared
+   by the ``N_w`` candidates known at its start, until its stopping rule
+   holds or, with several fidelities, it has closed a round at the top
+   fidelity with at most ``carry_limit`` survivors (``early_end``).
+3. A surrogate fitted on every evaluation (:mod:`mftune.engine.surrogate`)
+   proposes ``wave_size`` new candidates; the next wave runs over them and
+   *all* the survivors (the incumbent first). A carried candidate's earlier
+   results answer its pulls first (:meth:`Waves._replay`; the calibration's
+   in wave 1), so it is pulled again only where the wave needs more.
+4. When no new candidates follow (the surrogate, :data:`STALL_WAVES`,
+   ``max_waves`` or the budget: :meth:`Waves.final_cost`), the search stops
+   with the wave's certificate or runs a **final wave** over the survivors:
+   successive elimination at the top fidelity with ``δ/2`` and new results
+   only.
 
-What the certificate covers. Let ``b_w`` be the best (top-fidelity mean) of
-all the candidates of waves ``1..w``. On the event that every wave's
-elimination is correct (its best candidate is never eliminated; probability
-``>= 1 − δ`` by the union bound over the waves' δs), ``b_w`` is a survivor of wave
-``w`` by induction (every survivor of wave ``w-1``, ``b_{w-1}`` among
-them, is carried into wave ``w`` whether that wave ended by its rule or
-early, and ``b_w`` is either ``b_{w-1}`` or a new candidate of wave ``w``),
-so the last wave's recommendation is within ε of ``b_W``, the best of **every** candidate
-evaluated. Which fidelities a wave visits does not enter the argument, only
-that its elimination is δ-correct at its own δ: the final wave's successive
-elimination at the top fidelity is (the top fidelity has no bias). Carrying
-*all* survivors, not only the incumbent, is what keeps ε from adding up over
-waves. The surrogate's judgement that nothing new is
-worth more than ε is a model's prediction, not a probability statement; the
-result says which is which (:func:`mftune.study.record.statement`).
+On the event that every wave's elimination is correct (probability ``>= 1
+− δ``), the best of all the candidates evaluated survives every wave, so the
+recommendation is within ε of it. Replayed results keep wave ``w``
+δ_w-correct because its confidence bounds are taken over all ``N_w``
+candidates whose result sequences could have made them members (its policy
+gets ``δ_w K_w / N_w``: ``policy_delta`` in :attr:`Waves.waves_`).
 """
 
 from __future__ import annotations
@@ -64,6 +39,7 @@ import numpy as np
 from ..policies import registry as algorithms
 from ..policies.base import ArmStats, Policy, Pulls
 from .final_wave import final_wave_cost
+from .results_log import ResultsLog
 from .surrogate import SURROGATES, propose
 
 __all__ = ["MAX_WAVES", "WAVE_ALGORITHMS", "Waves", "make_waves", "wave_delta"]
@@ -249,6 +225,8 @@ class Waves:
         self.eliminated_fidelity = np.full(n, -1, dtype=np.int64)
         self.wave_of = np.ones(n, dtype=np.int64)
         self.evidence_ = ArmStats(n, self.n_fidelities)
+        self.log_ = ResultsLog()  # every result, in order: replayed to carried candidates
+        self._prior = np.zeros((self.n_fidelities, n), dtype=np.int64)  # replayable now
         self._units = space.to_unit(candidates)
         self._updates: dict = {}
         self._pull_costs = None
@@ -341,13 +319,18 @@ class Waves:
 
     # -- protocol -----------------------------------------------------------------------
     def ask(self, n: int | None = None) -> Pulls:
-        """The wave policy's batch, in candidate indices."""
-        if self.done:
-            return Pulls.empty()
-        p = self.inner.ask(n)
-        arms = self.members[p.arms]
-        np.add.at(self.pending, (p.fidelities, arms), 1)
-        return Pulls(arms, p.fidelities)
+        """The wave policy's batch, in candidate indices, less the pulls that earlier
+        results answer (:meth:`_replay`)."""
+        while not self.done:
+            p = self.inner.ask(n)
+            old = self._replayable(p)
+            arms, fids = self.members[p.arms[~old]], p.fidelities[~old]
+            np.add.at(self.pending, (fids, arms), 1)
+            if old.any():
+                self._replay(Pulls(p.arms[old], p.fidelities[old]))
+            if arms.size or not old.any():
+                return Pulls(arms, fids)
+        return Pulls.empty()
 
     def tell(self, pulls: Pulls, rewards, costs=None) -> None:
         """Record results; end the wave once its policy's rule holds and nothing is out."""
@@ -360,7 +343,13 @@ class Waves:
             raise ValueError("tell() received a pull that was not asked (or was told twice)")
         np.subtract.at(self.pending, idx, 1)
         self.stats.add(pulls.arms, pulls.fidelities, rewards, costs)
+        self.log_.add(pulls.arms, pulls.fidelities, rewards)
         self.inner.tell(Pulls(self._local[pulls.arms], pulls.fidelities), rewards, costs)
+        self._told()
+
+    def _told(self) -> None:
+        """After the wave policy was told results: mirror it, and end the wave once its
+        rule holds (or it has screened its candidates) and nothing is out."""
         self._mirror()
         if self.n_pending == 0 and (self.inner.done or self._screened()):
             self._end_wave(certified=bool(self.inner.done))
@@ -379,12 +368,42 @@ class Waves:
         fidelities = np.asarray(fidelities, dtype=np.int64).reshape(-1)
         rewards = np.asarray(rewards, dtype=float).reshape(-1)
         self.evidence_.add(arms, fidelities, rewards, np.zeros(arms.size))
+        self.log_.add(arms, fidelities, rewards)
         inside = self._local[arms] >= 0
+        if self.waves_ and self.waves_[-1]["replays"]:
+            np.add.at(self._prior, (fidelities[inside], arms[inside]), 1)
         if hasattr(self.inner, "add_evidence") and inside.any():
             self.inner.add_evidence(self._local[arms[inside]], fidelities[inside],
                                     rewards[inside])
 
     # -- waves ----------------------------------------------------------------------------
+    def _replayable(self, p: Pulls) -> np.ndarray:
+        """Which pulls of the wave policy's batch ``p`` an earlier result answers: the
+        ``s``-th pull of a candidate at a fidelity where it had more than ``s`` results when
+        the wave started (a round asks a candidate at most once)."""
+        if not len(p):
+            return np.zeros(0, dtype=bool)
+        idx = (p.fidelities, p.arms)
+        nth = self.inner.stats.counts[idx] + self.inner.pending[idx] - 1
+        return nth < self._prior[p.fidelities, self.members[p.arms]]
+
+    def _replay(self, p: Pulls) -> None:
+        """Tell the wave policy the earlier results that answer its pulls ``p`` [RECON].
+
+        Each such pull gets the candidate's next result at that fidelity in
+        the order they came (:class:`~mftune.engine.results_log.ResultsLog`),
+        at no cost; it leaves the evidence the wave started with, so the
+        anytime recommendation counts it once.
+        """
+        idx = (p.fidelities, p.arms)
+        nth = self.inner.stats.counts[idx] + self.inner.pending[idx] - 1
+        rewards = self.log_.nth(self.members[p.arms], p.fidelities, nth)
+        self.inner.tell(p, rewards, np.zeros(len(p)))
+        if getattr(self.inner, "evidence_", None) is not None:
+            self.inner.evidence_.remove(p.arms, p.fidelities, rewards)
+        self.waves_[-1]["replayed"] += len(p)
+        self._told()
+
     def _mirror(self) -> None:
         """Copy the wave policy's eliminations and re-openings to the candidates' record."""
         inner = self.inner
@@ -405,16 +424,20 @@ class Waves:
         self.members = members.astype(np.int64)
         self._local = np.full(self.n_arms, -1, dtype=np.int64)
         self._local[self.members] = np.arange(self.members.size)
-        # half of δ for the final certificate, half split over the exploring waves
+        # δ/2 for the final wave; an exploring wave's δ_w is shared by all the candidates
         delta = self.delta / 2 if final else wave_delta(self.delta / 2, self.wave_)
-        inner = (self.build_final if final else self.build)(self.members.size, delta)
+        share = 1.0 if final else self.members.size / self.n_arms
+        inner = (self.build_final if final else self.build)(self.members.size, delta * share)
         if self._updates:
             _apply_updates(inner, self._updates)
         if self._pull_costs is not None and hasattr(inner, "pull_costs_"):
             inner.pull_costs_ = self._pull_costs
         self.inner = inner
+        counts = self.stats.counts + self.evidence_.counts
+        self._prior = np.zeros_like(counts)
+        if not final:
+            self._prior[:, self.members] = counts[:, self.members]
         if hasattr(inner, "add_evidence"):  # what is known of the carried candidates
-            counts = self.stats.counts + self.evidence_.counts
             sums = self.stats.sums + self.evidence_.sums
             f, j = np.nonzero(counts[:, self.members])
             reps = counts[f, self.members[j]]
@@ -427,7 +450,9 @@ class Waves:
                             "start_cost": float(self.stats.cost.sum()),
                             "candidates": int(self.members.size),
                             "carried": carried.tolist(),
-                            "new": int(self.members.size - carried.size)})
+                            "new": int(self.members.size - carried.size),
+                            "replays": not final, "replayed": 0,
+                            "known": int(self.n_arms), "policy_delta": delta * share})
 
     def _screened(self) -> bool:
         """Whether the wave may end before its rule: its policy has closed a round at the
@@ -566,6 +591,7 @@ class Waves:
             st.sums, st.sumsq = np.hstack([st.sums, pad]), np.hstack([st.sumsq, pad])
             st.cost = np.hstack([st.cost, pad])
         self.pending = np.hstack([self.pending, pad.astype(np.int64)])
+        self._prior = np.hstack([self._prior, pad.astype(np.int64)])
         self.active = np.r_[self.active, np.ones(k, dtype=bool)]
         self.eliminated_round = np.r_[self.eliminated_round, np.full(k, -1, dtype=np.int64)]
         self.eliminated_fidelity = np.r_[self.eliminated_fidelity,

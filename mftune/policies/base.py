@@ -141,6 +141,14 @@ class ArmStats:
         np.add.at(self.sumsq, idx, rewards * rewards)
         np.add.at(self.cost, idx, np.asarray(costs, dtype=float))
 
+    def remove(self, arms, fidelities, rewards) -> None:
+        """Take back rewards added before (:meth:`add`); their costs stay."""
+        idx = (np.asarray(fidelities), np.asarray(arms))
+        rewards = np.asarray(rewards, dtype=float)
+        np.subtract.at(self.counts, idx, 1)
+        np.subtract.at(self.sums, idx, rewards)
+        np.subtract.at(self.sumsq, idx, rewards * rewards)
+
     def means(self) -> np.ndarray:
         """Empirical means (``nan`` where never pulled)."""
         with np.errstate(invalid="ignore", divide="ignore"):

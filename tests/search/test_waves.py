@@ -86,6 +86,40 @@ def test_survivors_and_the_incumbent_carry_over():
     assert sum(w["delta"] for w in log) <= 0.05
 
 
+def test_a_carried_candidate_s_earlier_results_answer_its_pulls_in_the_next_wave(monkeypatch):
+    # seed 1: several exploring waves end early and carry their survivors over
+    built = []
+    make = waves._Builder.__call__
+    monkeypatch.setattr(waves._Builder, "__call__",
+                        lambda self, *a: built.append(make(self, *a)) or built[-1])
+    t = bump_tuner(max_pulls=600, random_state=1).fit(X, Y)
+    log = t.waves_
+    assert len(built) == len([w for w in log if not w.get("final")]) >= 3
+    assert any(w["replayed"] > 0 for w in log[1:])
+    # an exploring wave's delta is shared by every candidate known at its start
+    for w in log:
+        share = w["candidates"] / w["known"] if w["replays"] else 1.0
+        assert w["policy_delta"] == pytest.approx(w["delta"] * share)
+    assert log[0]["known"] == log[0]["candidates"]
+    # each wave policy saw a candidate's results at a fidelity in the order they came
+    # (calibration first): its sums are those of the first results of the search's record
+    cand = np.asarray(t.pulls_["candidate"])
+    fid = np.asarray(t.pulls_["fidelity"])
+    score = np.asarray(t.pulls_["score"], dtype=float)
+    for w, inner in zip(log, built, strict=False):
+        members = w["carried"] + list(range(w["known"] - w["new"], w["known"]))
+        for j, arm in enumerate(members):
+            for m in range(4):
+                n = int(inner.stats.counts[m, j])
+                first = score[(cand == arm) & (fid == m)][:n]
+                assert first.size == n
+                assert inner.stats.sums[m, j] == pytest.approx(first.sum(), abs=1e-9)
+    # a wave's replayed pulls are those its policy made beyond the search's new ones
+    for k, (w, inner) in enumerate(zip(log, built, strict=False)):
+        end = log[k + 1]["start_pulls"] if k + 1 < len(log) else t.n_pulls_
+        assert inner.stats.counts.sum() == end - w["start_pulls"] + w["replayed"]
+
+
 def test_an_exploring_wave_screens_each_cheaper_fidelity_in_one_round(adaptive):
     # The waves' cost balance (TUNER_WAVE_COST_BALANCE = 0.05): with levels 1/3/9/27 a
     # cheaper phase may cost 0.05 x 3 rounds of the next fidelity, so it ends after its
