@@ -125,8 +125,9 @@ class _Builder:
 
     def final(self, n_arms: int, delta: float):
         """The final wave's policy: successive elimination at the top fidelity (``"se"``),
-        with the search's ε and the exploring waves' confidence radius and top-phase test
-        (``top_glr``).
+        with the search's ε and the exploring waves' confidence radius, top-phase test
+        (``top_glr``) and batches (``best_first``, ``chunk_cost``: the budget can end a
+        round between them).
 
         Parameters
         ----------
@@ -139,8 +140,8 @@ class _Builder:
         -------
         SuccessiveElimination
         """
-        params = {k: self.ctx.params.get(k, getattr(self.ctx, k)) for k in ("confidence",
-                                                                             "top_glr")}
+        keys = ("confidence", "top_glr", "best_first", "chunk_cost", "batch_size")
+        params = {k: self.ctx.params.get(k, getattr(self.ctx, k)) for k in keys}
         ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta), params=params)
         return algorithms.make_policy("se", ctx)
 

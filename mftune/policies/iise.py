@@ -71,13 +71,19 @@ class SuccessiveElimination(PhasedElimination):
     random_state : None
     confidence : {"iise", "mixture"}, default="iise"
         The radius (see :class:`~mftune.policies.elimination.PhasedElimination`).
-    top_glr : {"paired-mixture", "practical", "theory"}, optional
-        Also stop with a GLR test among the survivors (see
+    top_glr : {"paired-mixture", "practical", "theory", "paired-t"}, optional
+        Also stop with a test among the survivors (see
+        :class:`~mftune.policies.elimination.PhasedElimination`).
+    best_first : bool, default=False
+    batch_size : int, default=1
+    chunk_cost : float, optional
+        Hand a round out a few pulls at a time (see
         :class:`~mftune.policies.elimination.PhasedElimination`).
     """
 
     def __init__(self, n_arms, costs, delta=0.001, variance_proxy=1.0, epsilon=None,
-                 random_state=None, confidence="iise", top_glr=None):
+                 random_state=None, confidence="iise", top_glr=None, best_first=False,
+                 batch_size=1, chunk_cost=None):
         costs = check_costs(costs)
         m = costs.size
         super().__init__(
@@ -85,6 +91,7 @@ class SuccessiveElimination(PhasedElimination):
             thresholds=np.zeros(m), widths=np.zeros(m), phases=[m - 1],
             delta_prime=check_delta(delta) / n_arms, epsilon=epsilon,
             random_state=random_state, confidence=confidence, top_glr=top_glr,
+            best_first=best_first, batch_size=batch_size, chunk_cost=chunk_cost,
         )
 
 

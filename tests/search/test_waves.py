@@ -364,6 +364,12 @@ def test_the_final_wave_keeps_the_search_s_radius_and_top_phase_test():
     default = bump_tuner(max_pulls=300).fit(X, Y).policy_
     assert default.build_final(3, 0.025).top_glr == "paired-t"
     assert default.build(3, 0.025).top_glr == "paired-t"
+    # and its batches: a round of the final wave goes out best first, a few pulls at a
+    # time, so a budget ends it between them (a whole round at once could overrun it)
+    final, wave = default.build_final(6, 0.025), default.build(6, 0.025)
+    assert final.best_first and (final.chunk_cost, final.batch_size) == (wave.chunk_cost,
+                                                                         wave.batch_size)
+    assert len(final.ask()) < 6
 
 
 def test_the_final_wave_cost_grows_with_ties_and_survivors(adaptive):
