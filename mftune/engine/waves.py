@@ -125,9 +125,8 @@ class _Builder:
 
     def final(self, n_arms: int, delta: float):
         """The final wave's policy: successive elimination at the top fidelity (``"se"``),
-        with the search's ε and the exploring waves' confidence radius, top-phase test
-        (``top_glr``) and batches (``best_first``, ``chunk_cost``: the budget can end a
-        round between them).
+        with the search's ε and the exploring waves' radius, top-phase test (``top_glr``)
+        and batches (``best_first``, ``chunk_cost``: a budget ends a round between them).
 
         Parameters
         ----------
