@@ -323,11 +323,12 @@ class Waves:
         results answer (:meth:`_replay`)."""
         while not self.done:
             p = self.inner.ask(n)
-            old = self._replayable(p)
+            nth = self._nth(p)
+            old = nth < self._prior[p.fidelities, self.members[p.arms]]
             arms, fids = self.members[p.arms[~old]], p.fidelities[~old]
             np.add.at(self.pending, (fids, arms), 1)
             if old.any():
-                self._replay(Pulls(p.arms[old], p.fidelities[old]))
+                self._replay(Pulls(p.arms[old], p.fidelities[old]), nth[old])
             if arms.size or not old.any():
                 return Pulls(arms, fids)
         return Pulls.empty()
@@ -377,26 +378,21 @@ class Waves:
                                     rewards[inside])
 
     # -- waves ----------------------------------------------------------------------------
-    def _replayable(self, p: Pulls) -> np.ndarray:
-        """Which pulls of the wave policy's batch ``p`` an earlier result answers: the
-        ``s``-th pull of a candidate at a fidelity where it had more than ``s`` results when
-        the wave started (a round asks a candidate at most once)."""
-        if not len(p):
-            return np.zeros(0, dtype=bool)
+    def _nth(self, p: Pulls) -> np.ndarray:
+        """Each pull of the wave policy's batch ``p`` counted among the wave's pulls of its
+        candidate at its fidelity, from 0 (a round asks a candidate at most once); an earlier
+        result answers it when below the candidate's count there at the wave's start."""
         idx = (p.fidelities, p.arms)
-        nth = self.inner.stats.counts[idx] + self.inner.pending[idx] - 1
-        return nth < self._prior[p.fidelities, self.members[p.arms]]
+        return self.inner.stats.counts[idx] + self.inner.pending[idx] - 1
 
-    def _replay(self, p: Pulls) -> None:
+    def _replay(self, p: Pulls, nth: np.ndarray) -> None:
         """Tell the wave policy the earlier results that answer its pulls ``p`` [RECON].
 
-        Each such pull gets the candidate's next result at that fidelity in
+        Pull ``i`` gets its candidate's ``nth[i]``-th result at that fidelity in
         the order they came (:class:`~mftune.engine.results_log.ResultsLog`),
         at no cost; it leaves the evidence the wave started with, so the
         anytime recommendation counts it once.
         """
-        idx = (p.fidelities, p.arms)
-        nth = self.inner.stats.counts[idx] + self.inner.pending[idx] - 1
         rewards = self.log_.nth(self.members[p.arms], p.fidelities, nth)
         self.inner.tell(p, rewards, np.zeros(len(p)))
         if getattr(self.inner, "evidence_", None) is not None:
