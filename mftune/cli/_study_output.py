@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..study.summary import study_summary
+from ..engine.summary import study_summary
 
 
 def fmt(x, digits: int = 4) -> str:

@@ -6,8 +6,8 @@ import json
 
 import click
 
+from ..engine.summary import export_csv, study_summary
 from ..study.store import StudyFileError, StudyStore
-from ..study.summary import export_csv, study_summary
 from ._groups import main
 from ._study_output import fmt
 

@@ -62,12 +62,13 @@ def initial_design(space, n: int, rng) -> list[dict]:
     return space.from_unit(units)
 
 
-def resolve_adaptive(adaptive, *, space, algorithm, n_candidates, storage) -> tuple[bool, str]:
+def resolve_adaptive(adaptive, *, space, algorithm, n_candidates) -> tuple[bool, str]:
     """Whether a search runs waves, and why (``adaptive`` of :class:`~mftune.MFTuner`).
 
     ``"auto"``: waves when the candidates are sampled from an unconditional
-    space, the algorithm is an elimination one (:data:`WAVE_ALGORITHMS`, or
-    ``"auto"``) and there is no study file; a fixed list otherwise.
+    space and the algorithm is an elimination one (:data:`WAVE_ALGORITHMS`, or
+    ``"auto"``); a fixed list otherwise. A study file records how each wave
+    ended, so a resumed search (or another worker) takes the same decisions.
     ``True``: waves, or a ``ValueError`` saying what prevents them.
     ``False``: a fixed list.
 
@@ -78,7 +79,6 @@ def resolve_adaptive(adaptive, *, space, algorithm, n_candidates, storage) -> tu
     algorithm : str or policy
         The tuner's ``algorithm``.
     n_candidates : int or "grid"
-    storage : str, path-like or None
 
     Returns
     -------
@@ -99,8 +99,6 @@ def resolve_adaptive(adaptive, *, space, algorithm, n_candidates, storage) -> tu
         why = f"n_candidates={n_candidates!r} (a fixed grid)"
     elif space.is_conditional:
         why = "a conditional space (the surrogate needs the unit-cube encoding of one dict)"
-    elif storage is not None:
-        why = "storage (a study file records a fixed candidate list)"
     if why is None:
         return True, "waves of candidates proposed by a surrogate"
     if adaptive is True:

@@ -27,8 +27,8 @@ from ..policies import registry as algorithms
 from ..policies.adapters import lucb_mu_tilde
 from ..policies.base import Pulls, leader
 from ..radii import iise_radius
+from ..study.jsonio import json_safe
 from ..study.record import statement
-from ..study.store import json_safe
 from .calibration import (
     curve_steps,
     default_epsilon,
@@ -314,6 +314,16 @@ class Search:
         if self.stored_updates.get(batch) != data:
             self.recorder.store.set_update(batch, data)
 
+    def _journal(self, wave: int, decide) -> tuple:
+        """How wave ``wave`` ended as the study recorded it first: this run's ``decide()``
+        (a reason no candidates follow, or their unit-cube points) unless a run before it
+        (a resume, another worker) recorded one [RECON]."""
+        reason, points = decide()
+        configs = self.space.from_unit(points) if reason is None else []
+        data = self.recorder.store.end_wave(wave, reason, points, configs)
+        points = np.asarray(data["points"], dtype=float)
+        return data["reason"], (self.space.from_unit(points) if data["reason"] is None else [])
+
     def evaluate(self, pulls, kind="policy"):
         """Run a batch, through the study when there is one."""
         if self.recorder is None:
@@ -538,10 +548,16 @@ class Search:
             if caps is not None and caps <= 0:
                 reason = "max-pulls"
             else:
-                result = run(policy, self.recorder or self.evaluator, budget=remaining,
-                             max_pulls=caps,
-                             callbacks=[progress, self.update, self.evaluator.after_batch,
-                                        self.failing, self.tied])
+                if hasattr(policy, "journal"):  # waves: the study records how each ends
+                    policy.journal = self._journal if self.recorder is not None else None
+                try:
+                    result = run(policy, self.recorder or self.evaluator, budget=remaining,
+                                 max_pulls=caps,
+                                 callbacks=[progress, self.update, self.evaluator.after_batch,
+                                            self.failing, self.tied])
+                finally:
+                    if hasattr(policy, "journal"):
+                        policy.journal = None  # the search's policy outlives the study file
                 reason = (self._stop if result.stopping_reason == "callback"
                           else result.stopping_reason)
                 if result.cancelled is not None:  # the driver cancelled it in the policy

@@ -6,28 +6,23 @@ states, with the certificate's argument:
 
 1. **Wave 1** is the initial candidates, a scrambled Sobol design
    (:func:`~mftune.engine.candidates.initial_design`).
-2. Exploring wave ``w`` runs the chosen elimination policy over its ``K_w``
+2. Exploring wave ``w`` runs the elimination policy over its ``K_w``
    candidates with ``δ_w = (δ/2) · 6 / (π² w²)`` (:func:`wave_delta`) shared
    by the ``N_w`` candidates known at its start, until its stopping rule
-   holds or, with several fidelities, it has closed a round at the top
-   fidelity with at most ``carry_limit`` survivors (``early_end``).
+   holds or it has screened them (``early_end``).
 3. A surrogate fitted on every evaluation (:mod:`mftune.engine.surrogate`)
    proposes ``wave_size`` new candidates; the next wave runs over them and
-   *all* the survivors (the incumbent first). A carried candidate's earlier
-   results answer its pulls first (:meth:`Waves._replay`; the calibration's
-   in wave 1), so it is pulled again only where the wave needs more.
-4. When no new candidates follow (the surrogate, :data:`STALL_WAVES`,
-   ``max_waves`` or the budget: :meth:`Waves.final_cost`), the search stops
+   *all* the survivors, whose earlier results answer their pulls first
+   (:meth:`Waves._replay`). A study records how each wave ended (``journal``).
+4. When no new candidates follow (:meth:`Waves._next`), the search stops
    with the wave's certificate or runs a **final wave** over the survivors:
    successive elimination at the top fidelity with ``δ/2`` and new results
    only.
 
 On the event that every wave's elimination is correct (probability ``>= 1
 − δ``), the best of all the candidates evaluated survives every wave, so the
-recommendation is within ε of it. Replayed results keep wave ``w``
-δ_w-correct because its confidence bounds are taken over all ``N_w``
-candidates whose result sequences could have made them members (its policy
-gets ``δ_w K_w / N_w``: ``policy_delta`` in :attr:`Waves.waves_`).
+recommendation is within ε of it (replayed results: wave ``w``'s policy gets
+``δ_w K_w / N_w``, ``policy_delta`` in :attr:`Waves.waves_`).
 """
 
 from __future__ import annotations
@@ -58,8 +53,7 @@ DEFAULT_SURROGATE = "forest"
 
 
 def _apply_updates(policy, updates: dict) -> None:
-    """``policy.update_bounds(**updates)``, less the bias bound for a policy with none (the
-    final wave's successive elimination at the top fidelity, which has no bias)."""
+    """``policy.update_bounds(**updates)``, less the bias bound for a policy with none."""
     has_bias = getattr(policy, "_current_bias", lambda: None)() is not None
     policy.update_bounds(**{k: v for k, v in updates.items() if k != "xi" or has_bias})
 
@@ -157,8 +151,9 @@ class Waves:
     ----------
     build : callable
         ``build(n_arms, delta)`` returns the policy of one wave.
-    space : Space
-        Encodes candidates and decodes proposals.
+    space : Space or None
+        Encodes candidates and decodes proposals; ``None`` replays a study (its
+        ``journal`` gives every wave's end).
     candidates : list of dict
         The evaluator's candidates; new ones are appended.
     grow : callable
@@ -176,11 +171,9 @@ class Waves:
     random_state : int or None
         Seeds the surrogate and its pool (wave ``w`` uses ``random_state + w``).
     early_end : bool, default=True
-        With several fidelities, also end a wave once its policy has closed a
-        round at the top fidelity (:meth:`_screened`), carrying every
-        survivor over: new candidates then arrive while the search runs,
-        not only after a certificate, which a budget may never reach. The
-        last wave always runs to its stopping rule.
+        With several fidelities, also end a wave once it has screened its candidates
+        (:meth:`_screened`), carrying every survivor over, so new candidates arrive
+        before a certificate. The last wave always runs to its stopping rule.
     build_final : callable, optional
         ``build_final(n_arms, delta)`` returns the policy of the final wave
         (the survivors of a wave that ended early, all screened up to the top
@@ -195,11 +188,13 @@ class Waves:
         One entry per wave: its δ, candidates, new and carried ones, and at
         its end the survivors, the incumbent and the surrogate's worth.
     finished_ : str or None
-        Why no wave follows: ``"surrogate"`` (nothing new worth more than
-        ε), ``"stalled"``, ``"budget"`` (another wave and the final one after it,
-        :meth:`final_cost`, would not fit in what is
-        left of the search's budget, :attr:`budget_left_`), ``"max-waves"`` or
-        ``"exhausted"`` (no new configuration left).
+        Why no wave follows: ``"surrogate"`` (nothing new worth more than ε),
+        ``"stalled"``, ``"budget"`` (another wave and the final one after it,
+        :meth:`final_cost`, would not fit in what is left of :attr:`budget_left_`),
+        ``"max-waves"`` or ``"exhausted"`` (no new configuration left).
+    journal : callable or None
+        ``journal(wave, decide) -> (reason, configs)``: a wave's end as a study
+        recorded it, ``decide()`` giving this run's (:meth:`_next`).
     """
 
     def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,
@@ -227,7 +222,7 @@ class Waves:
         self.evidence_ = ArmStats(n, self.n_fidelities)
         self.log_ = ResultsLog()  # every result, in order: replayed to carried candidates
         self._prior = np.zeros((self.n_fidelities, n), dtype=np.int64)  # replayable now
-        self._units = space.to_unit(candidates)
+        self._units = None if space is None else space.to_unit(candidates)  # None: replay
         self._updates: dict = {}
         self._pull_costs = None
         self._rounds_before = 0
@@ -240,6 +235,7 @@ class Waves:
         self.carry_limit = max(2, self.wave_size // 2)
         self.incumbent_ = 0
         self.waves_: list[dict] = []
+        self.journal = None
         self._start_wave(np.arange(n), np.empty(0, dtype=np.int64))
 
     # -- the engine's view ------------------------------------------------------------
@@ -475,17 +471,33 @@ class Waves:
         """
         inner = self.inner
         inc = int(self.members[int(inner.recommend())])
-        survivors = self.members[inner.active] if hasattr(inner, "active") \
-            else np.array([inc])
+        survivors = self.members[inner.active] if hasattr(inner, "active") else np.array([inc])
         self.incumbent_ = inc
         log = self.waves_[-1]
         log.update(survivors=survivors.tolist(), incumbent=inc, certified=certified)
         if certified and self._last is not None:
             self._finish(self._last)
             return
-        if self.wave_ >= self.max_waves:
-            self._conclude("max-waves", certified)
+        if self.journal is None:
+            reason, points = self._next(log, survivors, inc)
+            configs = self.space.from_unit(points) if reason is None else []
+        else:  # a study: the end it recorded first (a resume, another worker)
+            reason, configs = self.journal(self.wave_, lambda: self._next(log, survivors, inc))
+        if reason is not None:
+            self._conclude(reason, certified)
             return
+        self._rounds_before += int(inner.n_rounds)
+        self._add(configs)
+        new = np.arange(self.n_arms - len(configs), self.n_arms)
+        rest = survivors[survivors != inc]
+        carried = np.concatenate([[inc], rest]).astype(np.int64)
+        self._start_wave(np.concatenate([carried, new]), carried)
+
+    def _next(self, log: dict, survivors: np.ndarray, inc: int) -> tuple[str | None, list]:
+        """Why no new candidates follow the wave that ended, else ``None`` and the unit-cube
+        points of the new ones (the surrogate's proposals)."""
+        if self.wave_ >= self.max_waves:
+            return "max-waves", []
         spent = float(self.stats.cost.sum()) - log["start_cost"]
         final = self.final_cost(survivors)
         log["final_cost"] = None if not np.isfinite(final) else final
@@ -493,8 +505,7 @@ class Waves:
             # another wave (twice this one's cost: waves grow as they go) and the final one
             # it may need (priced by final_cost) would not fit in the budget: certify what
             # was evaluated rather than end on the budget [RECON]
-            self._conclude("budget", certified)
-            return
+            return "budget", []
         counts = self.stats.counts + self.evidence_.counts
         sums = self.stats.sums + self.evidence_.sums
         prop = propose(self._units, counts, sums, inc, self.wave_size, self.space,
@@ -504,20 +515,12 @@ class Waves:
                                                  else prop.incumbent))
         eps = self.epsilon or 0.0
         if worth is not None and worth <= prop.incumbent + eps:
-            self._conclude("surrogate", certified)
-            return
+            return "surrogate", []
         if self._stalled(prop.incumbent, eps):
-            self._conclude("stalled", certified)
-            return
+            return "stalled", []
         if len(prop.points) == 0:
-            self._conclude("exhausted", certified)
-            return
-        self._rounds_before += int(inner.n_rounds)
-        self._add(self.space.from_unit(prop.points))
-        new = np.arange(self.n_arms - len(prop.points), self.n_arms)
-        rest = survivors[survivors != inc]
-        carried = np.concatenate([[inc], rest]).astype(np.int64)
-        self._start_wave(np.concatenate([carried, new]), carried)
+            return "exhausted", []
+        return None, prop.points
 
     def final_cost(self, survivors) -> float:
         """Estimated cost of a final wave over ``survivors``, in the pulls' cost units
@@ -593,4 +596,5 @@ class Waves:
         self.eliminated_fidelity = np.r_[self.eliminated_fidelity,
                                          np.full(k, -1, dtype=np.int64)]
         self.wave_of = np.r_[self.wave_of, np.full(k, self.wave_ + 1, dtype=np.int64)]
-        self._units = np.vstack([self._units, self.space.to_unit(configs)])
+        if self._units is not None:
+            self._units = np.vstack([self._units, self.space.to_unit(configs)])

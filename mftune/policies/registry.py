@@ -47,8 +47,8 @@ from .random_search import RandomSearch
 __all__ = [
     "FUTILITY_ALGORITHMS", "PLANNED", "POINT_ALGORITHMS", "POINT_POLICIES", "POLICIES",
     "REGISTRY", "PolicyContext",
-    "PolicyEntry", "check_params", "choose_algorithm", "make_policy", "policy_from_settings",
-    "register",
+    "PolicyEntry", "check_params", "choose_algorithm", "context_from_settings", "make_policy",
+    "policy_from_settings", "register",
 ]
 
 
@@ -414,7 +414,14 @@ POLICIES: Mapping[str, PolicyEntry] = _Entries()
 
 
 def policy_from_settings(name: str, n_arms: int, settings: dict, random_state=None):
-    """Build the policy ``name`` for ``n_arms`` arms from JSON settings.
+    """Build the policy ``name`` for ``n_arms`` arms from JSON settings
+    (:func:`context_from_settings`, then :func:`make_policy`)."""
+    return make_policy(name, context_from_settings(name, n_arms, settings, random_state))
+
+
+def context_from_settings(name: str, n_arms: int, settings: dict,
+                          random_state=None) -> PolicyContext:
+    """The context of policy ``name`` for ``n_arms`` arms from JSON settings.
 
     Parameters
     ----------
@@ -439,7 +446,7 @@ def policy_from_settings(name: str, n_arms: int, settings: dict, random_state=No
 
     Returns
     -------
-    Policy
+    PolicyContext
     """
     if name not in REGISTRY:
         raise ValueError(f"algorithm must be one of {', '.join(sorted(POLICIES))}; got {name!r}")
@@ -448,7 +455,7 @@ def policy_from_settings(name: str, n_arms: int, settings: dict, random_state=No
         value = settings.get(key)
         return None if value is None else np.asarray(value, dtype=float)
 
-    ctx = PolicyContext(
+    return PolicyContext(
         n_arms=int(n_arms), costs=arr("costs"), xi=arr("xi"), gamma=arr("gamma"),
         variance_proxy=float(settings["sigma"]) ** 2, delta=float(settings["delta"]),
         epsilon=settings.get("epsilon"), random_state=random_state,
@@ -462,4 +469,3 @@ def policy_from_settings(name: str, n_arms: int, settings: dict, random_state=No
         top_glr=settings.get("top_glr"),
         params=dict(settings.get("algorithm_params") or {}),
     )
-    return make_policy(name, ctx)

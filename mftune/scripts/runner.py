@@ -194,7 +194,7 @@ class ScriptEvaluator(Evaluator):
         return self.trials_dir / f"arm-{int(arm):05d}"
 
     def run_pull(self, arm: int, fidelity: int, *, pull_id: int | str = "x", attempt: int = 1,
-                 repeat: int = 0) -> ScriptResult:
+                 repeat: int = 0, config: dict | None = None) -> ScriptResult:
         """Run the command for one pull and parse its score.
 
         Parameters
@@ -207,12 +207,15 @@ class ScriptEvaluator(Evaluator):
         repeat : int
             How often this (configuration, fidelity) pair ran before
             (``MFTUNE_REPEAT``); with the study seed it sets ``MFTUNE_SEED``.
+        config : dict, optional
+            The arm's configuration when it is not in :attr:`configs` yet (a
+            service's worker gets a wave's new candidates with their pulls).
 
         Returns
         -------
         ScriptResult
         """
-        config = self.configs[arm]
+        config = self.configs[arm] if config is None else config
         fval = self.fidelity_values[fidelity]
         tdir = self.trial_dir(arm)
         tdir.mkdir(parents=True, exist_ok=True)
@@ -288,6 +291,11 @@ class ScriptEvaluator(Evaluator):
             repeats[i] = self.next_repeat[f, a]
             self.next_repeat[f, a] += 1
         return repeats
+
+    def add_candidates(self, n: int) -> None:
+        """Make room for ``n`` candidates appended to :attr:`candidates` (a new wave)."""
+        pad = np.zeros((len(self.fidelity_values), int(n)), dtype=np.int64)
+        self.next_repeat = np.hstack([self.next_repeat, pad])
 
     def run_rows(self, rows, repeats) -> list[ScriptResult]:
         """Run pulls ``(arm, fidelity, pull_id, attempt, position)`` at once, through joblib.

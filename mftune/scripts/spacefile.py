@@ -26,6 +26,7 @@ optional::
     algorithm = "auto"          # the default rule; or se, iise, iise-gamma, lucb-a/b/c
     delta = 0.05
     n_candidates = 16
+    adaptive = "auto"           # waves of candidates proposed by a surrogate; or true, false
     seed = 0
 
 Errors are :class:`SpaceFileError` (a ``ValueError``) whose message starts
@@ -56,7 +57,7 @@ DIRECTIONS = ("maximize", "minimize")
 STUDY_KEYS = {
     "path": str, "algorithm": str, "delta": float, "epsilon": float, "n_candidates": int,
     "seed": int, "budget": float, "workers": int, "timeout": float, "error_score": float,
-    "pass": str, "max_pulls": int,
+    "pass": str, "max_pulls": int, "adaptive": (bool, str),
 }
 
 
@@ -353,10 +354,14 @@ def spec_from_data(data: Any, path: str = "<json>", text: str = "") -> StudySpec
     _unknown(st, set(STUDY_KEYS), "study", ctx)
     study = {"path": "study.db", "algorithm": "auto", "delta": 0.05, "epsilon": None,
              "n_candidates": 16, "seed": 0, "budget": None, "workers": 1, "timeout": None,
-             "error_score": None, "pass": "auto", "max_pulls": None}
+             "error_score": None, "pass": "auto", "max_pulls": None, "adaptive": "auto"}
     for key, value in st.items():
         kind = STUDY_KEYS[key]
-        if kind is str:
+        if key == "adaptive":
+            if not (value == "auto" or value is True or value is False):
+                raise ctx.error("study.adaptive", f"must be \"auto\", true or false; "
+                                f"got {value!r}")
+        elif kind is str:
             if not isinstance(value, str):
                 raise ctx.error(f"study.{key}", f"must be a string; got {value!r}")
         else:

@@ -6,9 +6,11 @@ every batch goes through the study file
 (:class:`~mftune.study.recording.RecordingEvaluator`, shared): the
 calibration, the algorithm and its ``auto`` rule, the between-round updates,
 the failed-pull rule, the budget and the statement are those of
-``MFTuner``. Several processes (``mftune worker``) can work on one study:
-each replays the stored batches (same seed, same decisions), and they share
-each new batch by claiming its pending rows.
+``MFTuner``, with waves of candidates proposed by a surrogate by default.
+Several processes (``mftune worker``) can work on one study: each replays
+the stored batches (same seed, same decisions; the first to end a wave
+records what follows it), and they share each new batch by claiming its
+pending rows.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from joblib import parallel_config
 
+from ..engine.candidates import initial_design, resolve_adaptive, resolve_wave_size
 from ..engine.search import Search
 from ..study.recording import RecordingEvaluator
 from ..study.store import StudyStore
@@ -36,8 +39,9 @@ __all__ = ["DEFAULT_BUDGET", "StudyOutcome", "create_study", "run_study", "study
 DEFAULT_BUDGET = 10
 
 
-def _settings(spec: StudySpec) -> dict:
-    """The engine settings a space file sets (``mftune.engine.search.SETTINGS``)."""
+def _settings(spec: StudySpec, extra: dict | None = None) -> dict:
+    """The engine settings a space file sets (``mftune.engine.search.SETTINGS``), and with
+    ``extra`` (a study's stored ``spec`` record) its waves of candidates."""
     st, fid, obj = spec.study, spec.fidelity, spec.objective
     costs = fid["costs"]
     if costs == "nominal":
@@ -51,7 +55,10 @@ def _settings(spec: StudySpec) -> dict:
             "costs": costs, "delta": float(st["delta"]),
             "epsilon": "auto" if st["epsilon"] is None else float(st["epsilon"]),
             "budget": st["budget"], "max_pulls": st["max_pulls"],
-            "batch_size": int(st["workers"])}
+            "batch_size": int(st["workers"]),
+            # a study written before waves ran (no "adaptive") keeps its fixed list
+            **({"adaptive": True, "wave_size": int(extra["wave_size"])}
+               if extra and extra.get("adaptive") else {})}
 
 
 def create_study(spec: StudySpec, command: list[str] | None, path=None, *,
@@ -78,8 +85,15 @@ def create_study(spec: StudySpec, command: list[str] | None, path=None, *,
     path = Path(path or st["path"])
     if command is not None and not command:
         raise ValueError("command must not be empty: mftune tune SPACE_FILE -- COMMAND [ARGS]")
-    configs = spec.space.sample(st["n_candidates"], random_state=st["seed"])
+    # waves of candidates proposed by a surrogate (as MFTuner's adaptive="auto"), their
+    # first wave space-filling; or a fixed list of random draws
+    adaptive, _ = resolve_adaptive(st.get("adaptive", "auto"), space=spec.space,
+                                   algorithm=st["algorithm"], n_candidates=st["n_candidates"])
+    configs = (initial_design(spec.space, st["n_candidates"], np.random.default_rng(st["seed"]))
+               if adaptive else spec.space.sample(st["n_candidates"], random_state=st["seed"]))
     settings = _settings(spec)
+    if adaptive:  # the calibration then covers the cheaper half of the fidelities
+        settings.update(adaptive=True, wave_size=resolve_wave_size("auto", len(configs)))
     probe = Search(_Shape(configs, spec.calibration["repeats"]), spec.fidelity["values"],
                    seed=st["seed"], **settings)
     n_cal = probe.calibration_pulls(len(configs), spec.calibration["repeats"])
@@ -89,6 +103,7 @@ def create_study(spec: StudySpec, command: list[str] | None, path=None, *,
              "cwd": str(Path(cwd or os.getcwd()).resolve()),
              "trials_dir": f"{path.stem}.trials", "calibrate": n_cal > 0,
              "first_batch": int(n_cal > 0), "calibration_pulls": n_cal,
+             "adaptive": adaptive, "wave_size": settings.get("wave_size"),
              "error_reward": None if es is None else (
                  1.0 if spec.objective["direction"] == "maximize" else -1.0) * es}
     return StudyStore.create(path, space=spec.parameters, fidelities=spec.fidelity,
@@ -176,7 +191,7 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
         command, cwd = ["(run by the workers)"], None  # served: never run here
     spec = StudySpec.from_dict(extra["spec"])
     st, fid = spec.study, spec.fidelity
-    settings = _settings(spec)
+    settings = _settings(spec, extra)
     settings.update({k: v for k, v in (("budget", budget), ("max_pulls", max_pulls))
                      if v is not None})
     if settings["budget"] is None and settings["max_pulls"] is None:
@@ -195,7 +210,7 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
         slots = int(workers or st["workers"])
     sign = 1.0 if spec.objective["direction"] == "maximize" else -1.0
     evaluator = ScriptEvaluator(
-        command, store.configs(), fid["name"], fid["values"],
+        command, store.configs(initial=True), fid["name"], fid["values"],
         (store.path.parent / extra["trials_dir"]).resolve(), pass_mode=st["pass"],
         fidelity_pass=fid["pass"], timeout=timeout if timeout is not None else st["timeout"],
         direction=spec.objective["direction"], error_score=st["error_score"], seed=st["seed"],

@@ -131,8 +131,8 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
                              "resumed by rebuilding its policy); got a policy object")
         if self.algorithm in algorithms.POINT_ALGORITHMS:
             raise ValueError(f"storage is not supported with algorithm={self.algorithm!r} yet "
-                             "(its configurations are proposed during the run; the study "
-                             "store records a fixed candidate list)")
+                             "(it proposes a configuration with every pull; a study records "
+                             "the candidates of a search with waves only)")
 
 def build_scorers(self):
     """``({name: scorer}, optimised metric name, multimetric?)``."""

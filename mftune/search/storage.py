@@ -41,13 +41,14 @@ import joblib
 import numpy as np
 from sklearn.utils.validation import _num_samples
 
+from ..study.jsonio import dumps
 from ..study.recording import RecordingEvaluator, StudyBusyError
 from ..study.replay import StudyMismatchError
-from ..study.store import StudyStore, _dumps
+from ..study.store import StudyStore
 
 __all__ = [
     "close_recorder", "describe", "open_recorder", "storage_errors", "stored_seed",
-    "study_signature",
+    "stored_waves", "study_signature",
 ]
 
 # Arguments that change what is pulled or how results are read: a stored study
@@ -112,11 +113,21 @@ def study_signature(tuner, X, y, groups) -> dict:
     sig.update(switches)
     sig["validation"] = tuner.validation_
     sig["algorithm_params"] = describe(tuner.algorithm_params or {})
+    if tuner.adaptive_:  # (a fixed list's study records no waves)
+        sig["waves"] = {"wave_size": tuner._wave_size}
     return sig
 
 
 def _norm(value):
-    return json.loads(_dumps(value))
+    return json.loads(dumps(value))
+
+
+def stored_waves(path) -> bool | None:
+    """Whether the study at ``path`` runs waves of candidates (``None`` when there is none)."""
+    if not StudyStore.exists(path):
+        return None
+    with StudyStore(path, readonly=True) as store:
+        return bool(store.meta["spec"].get("adaptive", False))
 
 
 def stored_seed(path) -> int | None:
@@ -159,7 +170,8 @@ def open_recorder(tuner, evaluator, *, candidates, levels, seed, space, calibrat
         "configs": list(candidates),
         "spec": {"source": "MFTuner", "command": None, "calibrate": bool(calibrate),
                  "first_batch": int(calibrate), "calibration_pulls": int(calibration_pulls),
-                 "error_reward": None, "tuner": signature},
+                 "error_reward": None, "tuner": signature, "adaptive": bool(tuner.adaptive_),
+                 "wave_size": tuner._wave_size},
     }
     try:
         if not StudyStore.exists(path):
@@ -186,7 +198,7 @@ def _check_same(store: StudyStore, record: dict, storage, random_state) -> None:
     differ = [key for key in ("fidelities", "algorithm") if _norm(record[key]) != meta[key]]
     if record["seed"] != meta["seed"]:
         differ.append("random_state")
-    if _norm(record["configs"]) != store.configs():
+    if _norm(record["configs"]) != store.configs(initial=True):
         differ.append("candidates")
     stored = meta["spec"].get("tuner")
     if stored is None:

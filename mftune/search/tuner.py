@@ -28,6 +28,7 @@ from .storage import (
     open_recorder,
     storage_errors,
     stored_seed,
+    stored_waves,
     study_signature,
 )
 
@@ -121,9 +122,11 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         incumbent by more than ``epsilon`` (:mod:`mftune.engine.waves`).
         ``"auto"``: waves for a sampled unconditional space with an
         elimination algorithm (``"auto"``, ``"se"``, ``"iise"``,
-        ``"iise-gamma"``) and no ``storage``, a fixed list otherwise;
-        ``True``: waves or a ``ValueError``; ``False``: the ``n_candidates``
-        random draws, fixed. ``adaptive_`` says what ran.
+        ``"iise-gamma"``), unless ``storage`` holds a study written with a
+        fixed list; a fixed list otherwise; ``True``: waves or a
+        ``ValueError``; ``False``: the ``n_candidates`` random draws, fixed.
+        A study file records how each wave ended, so a resume follows it.
+        ``adaptive_`` says what ran.
     wave_size : int or "auto", default="auto"
         New candidates per wave (``"auto"``: ``n_candidates // 2``, at least 2).
     bias : {"adaptive", "estimate"} or sequence of float, default="adaptive"
@@ -384,7 +387,10 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         else:
             self.adaptive_, why = resolve_adaptive(
                 self.adaptive, space=space, algorithm=self.algorithm,
-                n_candidates=self.n_candidates, storage=self.storage)
+                n_candidates=self.n_candidates)
+            if self.adaptive == "auto" and self.adaptive_ and self.storage is not None \
+                    and stored_waves(self.storage) is False:
+                self.adaptive_, why = False, "a fixed candidate list: the study at storage has one"
             self._say(1, f"candidates: {why}")
             candidates = (space.grid(self.grid_points) if self.n_candidates == "grid"
                           else initial_design(space, self.n_candidates, rng) if self.adaptive_
@@ -410,12 +416,13 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
             timeout=self.timeout, stratify=stratify and self.fidelity == "n_samples",
             n_jobs=self.n_jobs, random_state=seed, continuation=spec, validation=validation)
         self._evaluator = evaluator
+        self._wave_size = (resolve_wave_size(self.wave_size, len(candidates))
+                           if self.adaptive_ else None)
         self.validation_ = validation
         self._metric = metric
         self._engine = Search(
             evaluator, levels, seed=seed, space=space, batch_size=self._batch_size(),
-            adaptive=self.adaptive_, wave_size=(resolve_wave_size(
-                self.wave_size, len(candidates)) if self.adaptive_ else None),
+            adaptive=self.adaptive_, wave_size=self._wave_size,
             **{k: getattr(self, k) for k in _ENGINE_PARAMS})
         for attr in ("algorithm_", "algorithm_reason_", "bias_mode_"):
             setattr(self, attr, getattr(self._engine, attr))

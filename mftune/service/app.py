@@ -32,10 +32,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from ..engine.summary import export_rows, study_summary, write_csv
 from ..scripts.spacefile import SpaceFileError, parse_spacefile, spec_from_data
 from ..scripts.study import create_study
 from ..study.store import StudyStore
-from ..study.summary import export_rows, study_summary, write_csv
 from .dashboard import index_page, study_page
 from .hosted import HostedStudy
 from .openapi import OPENAPI
@@ -212,12 +212,13 @@ def create_app(service: Service) -> Starlette:
         hosted = service.study(request.path_params["name"])
         meta = hosted.meta
         spec = meta["spec"].get("spec", {})
+        configs = await run_in_threadpool(hosted.candidates)
         return JSONResponse({"name": hosted.name, "space": meta["space"],
                              "fidelity": meta["fidelities"], "objective": meta["objective"],
                              "algorithm": meta["algorithm"], "seed": meta["seed"],
                              "study": spec.get("study", {}),
                              "calibration": spec.get("calibration", {}),
-                             "n_candidates": len(hosted.configs), "configs": hosted.configs})
+                             "n_candidates": len(configs), "configs": configs})
 
     async def ask(request: Request) -> Response:
         hosted = service.study(request.path_params["name"])
@@ -279,7 +280,8 @@ def create_app(service: Service) -> Starlette:
     async def page(request: Request) -> Response:
         hosted = service.study(request.path_params["name"])
         summary, rows = await run_in_threadpool(service.read, hosted)
-        return _page(request, study_page(hosted.server_view(), summary, rows, hosted.configs))
+        configs = await run_in_threadpool(hosted.candidates)
+        return _page(request, study_page(hosted.server_view(), summary, rows, configs))
 
     def _page(request: Request, html: str) -> Response:
         resp = HTMLResponse(html)

@@ -3,7 +3,7 @@
 No JavaScript, no CDN, no asset to download: each page is one HTML document
 with inline CSS and SVG, and refreshes itself every few seconds (``<meta
 http-equiv="refresh">``). Its facts come from the same summary ``mftune
-status`` and ``mftune report`` print (:func:`mftune.study.summary.study_summary`,
+status`` and ``mftune report`` print (:func:`mftune.engine.summary.study_summary`,
 read through a read-only connection), plus the stored pulls for the
 candidates × fidelities table.
 """

@@ -118,6 +118,11 @@ class HostedStudy:
             store.close()
         self.lock.release()
 
+    def candidates(self) -> list[dict]:
+        """The study's candidates, read again (its waves append new ones as it runs)."""
+        self.configs = self.store().configs()
+        return self.configs
+
     # -- ask / tell / heartbeat -----------------------------------------------------
     def ask(self, holder: str = "") -> tuple[Lease, PullRow] | None:
         """Lease the next pending pull of the engine's batch, if one is free."""
@@ -145,6 +150,8 @@ class HostedStudy:
     def pull_payload(self, lease: Lease, row: PullRow) -> dict:
         """What ``ask`` answers for a leased pull."""
         repeat = self.batch.repeats.get(row.id, 0) if self.batch else 0
+        if row.arm >= len(self.configs):  # a candidate a wave appended since
+            self.candidates()
         return {"pull_id": row.id, "lease": lease.token, "deadline": lease.deadline,
                 "lease_seconds": self.leases.seconds, "arm": row.arm,
                 "config": self.configs[row.arm],

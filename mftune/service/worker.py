@@ -143,7 +143,8 @@ class HttpWorker:
         beater.start()
         try:
             res = evaluator.run_pull(pull["arm"], pull["fidelity"]["index"], pull_id=pid,
-                                     attempt=pull["attempt"], repeat=pull["repeat"])
+                                     attempt=pull["attempt"], repeat=pull["repeat"],
+                                     config=pull["config"])
         finally:
             stop.set()
             beater.join()

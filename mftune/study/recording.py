@@ -156,12 +156,16 @@ class RecordingEvaluator:
                                 info={"repeat": int(repeats[row.pos])})
                     self.n_evaluated += len(mine)
                     ever_ok = ever_ok or any(res.status == "done" for res in results)
-                    failed += [res.error or res.status for res in results
+                    failed += [(row.arm, res.error or res.status)
+                               for row, res in zip(mine, results, strict=True)
                                if res.status != "done"]
-                    if not ever_ok and len(failed) >= min(len(pulls), max(2, self.slots)):
-                        # nothing has ever worked: stop now and say why, not after the batch
+                    arms = {a for a, _ in failed}
+                    if (not ever_ok and len(failed) >= min(len(pulls), max(2, self.slots))
+                            and len(arms) >= min(2, len(set(pulls.arms.tolist())))):
+                        # nothing has ever worked, on two candidates (one may just fail):
+                        # stop now and say why, not after the batch
                         raise AllPullsFailed(f"the first {len(failed)} runs all failed; the "
-                                             f"first error: {failed[0]}")
+                                             f"first error: {failed[0][1]}")
                     continue
                 if all(r.finished for r in rows):
                     break

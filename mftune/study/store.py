@@ -19,6 +19,9 @@ Tables (JSON text columns, never pickle):
   σ²): the keyword arguments of ``policy.update_bounds`` as JSON, so any
   reader replays the policy exactly (batch ``first_batch - 1``: applied right
   after the policy was built).
+* ``waves`` — how each wave of a search with waves ended (why no candidates
+  followed, or the new ones' unit-cube points; their configurations go to
+  ``arms``), recorded once, so a resume and every worker decide alike.
 * ``workers`` — the processes that have joined the study.
 
 The study row stores the file's format version (:data:`FORMAT_VERSION`); a
@@ -60,7 +63,9 @@ import numpy as np
 
 from ..policies.base import Pulls
 from .files import _connect_readonly, _not_a_study, _writable
+from .jsonio import dumps, json_safe
 from .outcomes import Outcomes
+from .schema import SCHEMA, WAVES
 from .workers import (
     _kill_processes,
     _pull_processes,
@@ -69,67 +74,12 @@ from .workers import (
 )
 
 __all__ = [
-    "FINISHED", "FORMAT_VERSION", "PullRow", "StudyFileError", "StudyStore", "json_safe",
-    "new_worker_id",
+    "FINISHED", "FORMAT_VERSION", "PullRow", "StudyFileError", "StudyStore", "new_worker_id",
 ]
 
 FORMAT_VERSION = 2
 FINISHED = ("done", "failed", "timed-out")
 STATUSES = ("pending", "running", *FINISHED)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS study (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    format_version INTEGER NOT NULL,
-    created REAL NOT NULL,
-    space TEXT NOT NULL,
-    fidelities TEXT NOT NULL,
-    objective TEXT NOT NULL,
-    direction TEXT NOT NULL CHECK (direction IN ('maximize', 'minimize')),
-    algorithm TEXT NOT NULL,
-    settings TEXT NOT NULL,
-    seed INTEGER,
-    spec TEXT NOT NULL,
-    state TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS arms (
-    arm INTEGER PRIMARY KEY,
-    config TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS pulls (
-    id INTEGER PRIMARY KEY,
-    batch INTEGER NOT NULL,
-    pos INTEGER NOT NULL,
-    kind TEXT NOT NULL DEFAULT 'policy',
-    arm INTEGER NOT NULL REFERENCES arms(arm),
-    fidelity INTEGER NOT NULL,
-    status TEXT NOT NULL CHECK (status IN
-        ('pending', 'running', 'done', 'failed', 'timed-out')),
-    score REAL,
-    reward REAL,
-    cost REAL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    created REAL NOT NULL,
-    started REAL,
-    ended REAL,
-    worker TEXT,
-    error TEXT,
-    info TEXT,
-    UNIQUE (batch, pos)
-);
-CREATE INDEX IF NOT EXISTS pulls_status ON pulls (status);
-CREATE TABLE IF NOT EXISTS updates (
-    batch INTEGER PRIMARY KEY,
-    data TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS workers (
-    id TEXT PRIMARY KEY,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    started REAL NOT NULL,
-    seen REAL NOT NULL
-);
-"""
 
 class StudyFileError(ValueError):
     """A study file that cannot be used as asked; the message names the path and the cause."""
@@ -199,6 +149,8 @@ class StudyStore:
             self._conn.close()
             raise StudyFileError(f"{self.path}: study format {version}, this mftune reads "
                                  f"format {FORMAT_VERSION}")
+        if not readonly:
+            self._conn.execute(WAVES)  # a file written before waves were recorded has none
 
     @staticmethod
     def _connect(path: Path, timeout: float) -> sqlite3.Connection:
@@ -311,19 +263,19 @@ class StudyStore:
             raise StudyFileError(f"{path}: cannot create the study: {exc}") from None
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for statement in _SCHEMA.split(";"):
+            for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
             conn.execute("DELETE FROM pulls")
             conn.execute("DELETE FROM arms")
             conn.execute(
                 "INSERT INTO study VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (FORMAT_VERSION, time.time(), _dumps(space), _dumps(fidelities),
-                 _dumps(objective), direction, algorithm, _dumps(settings),
-                 None if seed is None else int(seed), _dumps(spec or {}), _dumps({})),
+                (FORMAT_VERSION, time.time(), dumps(space), dumps(fidelities),
+                 dumps(objective), direction, algorithm, dumps(settings),
+                 None if seed is None else int(seed), dumps(spec or {}), dumps({})),
             )
             conn.executemany("INSERT INTO arms VALUES (?, ?)",
-                             [(i, _dumps(c)) for i, c in enumerate(configs)])
+                             [(i, dumps(c)) for i, c in enumerate(configs)])
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -345,21 +297,24 @@ class StudyStore:
             row[key] = json.loads(row[key])
         return row
 
-    def configs(self) -> list[dict]:
-        """The arms' configurations, by arm index."""
+    def configs(self, initial: bool = False) -> list[dict]:
+        """The arms' configurations, by arm index (``initial``: only the candidates the
+        study was created with, not those its waves appended, :meth:`end_wave`)."""
+        first = min((d["first_arm"] for d in self.waves().values() if d.get("n_new")),
+                    default=None) if initial else None
         return [json.loads(c) for (c,) in self._conn.execute(
-            "SELECT config FROM arms ORDER BY arm")]
+            "SELECT config FROM arms WHERE ? IS NULL OR arm < ? ORDER BY arm", (first, first))]
 
     def update_settings(self, settings: dict) -> None:
         """Replace the policy settings (e.g. once the calibration has estimated them)."""
-        self._conn.execute("UPDATE study SET settings = ?", (_dumps(settings),))
+        self._conn.execute("UPDATE study SET settings = ?", (dumps(settings),))
 
     def update_state(self, **entries) -> None:
         """Merge entries into the study's ``state`` document (its own transaction)."""
         with self.transaction():
             state = json.loads(self._conn.execute("SELECT state FROM study").fetchone()[0])
             state.update(entries)
-            self._conn.execute("UPDATE study SET state = ?", (_dumps(state),))
+            self._conn.execute("UPDATE study SET state = ?", (dumps(state),))
 
     # -- transactions ---------------------------------------------------------
     @contextmanager
@@ -444,7 +399,7 @@ class StudyStore:
         sql = ("UPDATE pulls SET status = ?, score = ?, reward = ?, cost = ?, ended = ?, "
                "error = ?, info = ? WHERE id = ? AND status = 'running'")
         args = [status, _finite(score), _finite(reward), float(cost), time.time(), error,
-                None if info is None else _dumps(json_safe(info)), int(row_id)]
+                None if info is None else dumps(json_safe(info)), int(row_id)]
         if worker is not None:
             sql += " AND worker = ?"
             args.append(worker)
@@ -522,12 +477,43 @@ class StudyStore:
         data = {k: v for k, v in data.items() if v is not None}
         with self.transaction():
             self._conn.execute("INSERT OR REPLACE INTO updates VALUES (?, ?)",
-                               (int(batch), _dumps(json_safe(data))))
+                               (int(batch), dumps(json_safe(data))))
 
     def updates(self) -> dict[int, dict]:
         """Stored policy updates by batch (see :meth:`set_update`)."""
         return {int(b): json.loads(d) for b, d in self._conn.execute(
             "SELECT batch, data FROM updates ORDER BY batch")}
+
+    # -- waves ----------------------------------------------------------------
+    def end_wave(self, wave: int, reason: str | None, points, configs: Sequence[dict]) -> dict:
+        """Record how exploring wave ``wave`` ended, unless a process recorded it first.
+
+        ``reason``: why no new candidates follow, else ``None`` and the new
+        candidates' unit-cube ``points`` and ``configs`` (appended to the arms).
+        Returns the record as stored (``reason``, ``points``, ``first_arm``,
+        ``n_new``): this decision, or the one stored before it.
+        """
+        with self.transaction():
+            row = self._conn.execute("SELECT data FROM waves WHERE wave = ?",
+                                     (int(wave),)).fetchone()
+            if row is not None:
+                return json.loads(row[0])
+            (first,) = self._conn.execute("SELECT COALESCE(MAX(arm) + 1, 0) FROM arms"
+                                          ).fetchone()
+            data = {"reason": reason, "points": json_safe(np.asarray(points, dtype=float)),
+                    "first_arm": int(first), "n_new": len(configs)}
+            self._conn.executemany("INSERT INTO arms VALUES (?, ?)",
+                                   [(first + i, dumps(c)) for i, c in enumerate(configs)])
+            self._conn.execute("INSERT INTO waves VALUES (?, ?)", (int(wave), dumps(data)))
+        return data
+
+    def waves(self) -> dict[int, dict]:
+        """The ended waves' records by wave (see :meth:`end_wave`)."""
+        try:
+            rows = self._conn.execute("SELECT wave, data FROM waves ORDER BY wave").fetchall()
+        except sqlite3.OperationalError:  # a read-only file written before waves were stored
+            return {}
+        return {int(w): json.loads(d) for w, d in rows}
 
     def spent(self) -> float:
         """Summed cost of the finished pulls (calibration included)."""
@@ -555,36 +541,9 @@ def _remove_study_files(path: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-def _dumps(value) -> str:
-    return json.dumps(value, allow_nan=False, default=_json_default)
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return repr(value)
-
-
-def json_safe(value):
-    """``value`` with non-finite floats replaced by ``None`` (strict JSON has no NaN)."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, (float, np.floating)) and not np.isfinite(value):
-        return None
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def _info(outcomes: Outcomes, i: int) -> str | None:
     info = outcomes.info[i] if outcomes.info else None
-    return None if info is None else _dumps(json_safe(info))
+    return None if info is None else dumps(json_safe(info))
 
 
 def _finite(x):

@@ -43,7 +43,8 @@ def test_a_failing_script_stops_the_study_at_once_with_its_cause(case, tmp_path,
                              catch_exceptions=False)
     assert res.exit_code == 1, res.output
     assert "all-failed" in res.output and cause in res.output
-    # at once: the first runs, not the whole calibration (6 candidates x 2 fidelities x 2)
+    # at once: the first runs of two candidates (one candidate's 2 repeats at 2 fidelities,
+    # then the next one's first), not the whole calibration (4 candidates x 2 x 2)
     status = CliRunner().invoke(main, ["status", "s.db", "--json"])
     s = json.loads(status.output)
-    assert 1 <= s["failed"] <= 2 and cause in status.output
+    assert 2 <= s["failed"] <= 5 and cause in status.output

@@ -67,9 +67,10 @@ def test_shell_example_end_to_end(in_tmp):
     assert s["status"] == "finished" and s["failed"] == 0
     # the space file gives neither σ nor ξ, and the costs are measured
     assert s["settings"]["estimated"] == ["sigma", "xi", "costs"]
-    # 3 candidates × 2 repeats at every fidelity below the top (adaptive bounds, 4 fidelities,
-    # a fixed list of candidates: no waves)
-    assert s["calibration"]["pulls"] == s["calibration"]["planned"] == 3 * 3 * 2
+    # 3 candidates × 2 repeats at the cheaper half of the 4 fidelities (adaptive bounds,
+    # waves of candidates: the waves measure the bounds above it as they go)
+    assert s["calibration"]["pulls"] == s["calibration"]["planned"] == 3 * 2 * 2
+    assert s["study"]["n_candidates"] > 8  # the waves proposed candidates beyond the first 8
     # ε-best at the top fidelity (the noise is 0.02; the claim holds w.p. 0.95 and this
     # seeded run is checked against the noise-free losses)
     configs = [json.loads(line) for line in _configs("s.db")]
@@ -201,10 +202,12 @@ sigma = 0.01
 [study]
 path = "f.db"
 n_candidates = 12
-seed = 1
+seed = 2
 timeout = 0.5
 epsilon = 0.05
 """)
+    # seed 2: the first round opens on a failing candidate and a working one (with two
+    # failing ones first, the study would stop at once: "the first runs all failed")
     res = invoke("tune", "space.toml", "--quiet", "--", "sh", "faulty.sh")
     assert res.exit_code == 0, res.output
     s = status_json("f.db")
@@ -352,7 +355,8 @@ def test_other_algorithms_and_measured_costs(in_tmp, algorithm):
     costs = s["settings"]["costs"]
     assert all(b > a for a, b in zip(costs, costs[1:], strict=False))  # strictly increasing
     if algorithm == "se":  # SE pulls the top fidelity only (after the calibration)
-        assert all(f["pulls"] == 6 for f in s["fidelities"][:-1])
+        below = sum(f["pulls"] for f in s["fidelities"][:-1])
+        assert below == s["calibration"]["pulls"] > 0
 
 
 def test_tune_refuses_an_existing_study(in_tmp):

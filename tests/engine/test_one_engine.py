@@ -58,6 +58,11 @@ budget = 1e9   # the rule, not the wall clock, ends both runs
 """
 
 
+def store_configs(path) -> list[dict]:
+    with StudyStore(path) as store:
+        return store.configs()
+
+
 class FunctionEvaluator:
     """The in-process face: the same objective as a Python call."""
 
@@ -78,6 +83,10 @@ class FunctionEvaluator:
                                            phase=self.phase))
         return Outcomes(rewards, np.zeros(len(pulls)))
 
+    def add_candidates(self, n):  # a wave appended n configurations to self.candidates
+        self.next_repeat = np.hstack([self.next_repeat,
+                                      np.zeros((len(self.levels), n), dtype=np.int64)])
+
     def acknowledge(self):
         pass
 
@@ -97,7 +106,8 @@ def test_script_study_and_in_process_search_make_the_same_pulls(tmp_path, monkey
     assert res.exit_code == 0, res.output
     with StudyStore("s.db") as store:
         rows = sorted(store.rows(), key=lambda r: (r.kind != "calibration", r.batch, r.pos))
-        configs = store.configs()
+        configs = store.configs(initial=True)  # the waves append the others again
+        extra, n_arms = store.meta["spec"], len(store.configs())
     study_pulls = [(r.kind, r.arm, r.fidelity) for r in rows]
 
     spec = load_spacefile("space.toml")
@@ -105,7 +115,8 @@ def test_script_study_and_in_process_search_make_the_same_pulls(tmp_path, monkey
     exec(OBJECTIVE, namespace)  # the script's own objective, called in-process
     ev = FunctionEvaluator(namespace["score"], configs, spec.fidelity["values"],
                            spec.calibration["repeats"])
-    settings = _settings(spec)
+    settings = _settings(spec, extra)
+    assert settings["adaptive"] and n_arms > len(configs)  # the study ran waves
     search = Search(ev, spec.fidelity["values"], seed=spec.study["seed"], space=spec.space,
                     **settings)
     search.setup(np.random.default_rng(spec.study["seed"]))
@@ -114,4 +125,5 @@ def test_script_study_and_in_process_search_make_the_same_pulls(tmp_path, monkey
                   for r in ev.records]
     assert len(study_pulls) > 20  # a calibration and several rounds, not a trivial run
     assert in_process == study_pulls
+    assert ev.candidates == [{"x": c["x"]} for c in store_configs(tmp_path / "s.db")]
     assert reason == "stopping-rule" and "stopping-rule" in res.output

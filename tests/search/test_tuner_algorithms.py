@@ -277,13 +277,13 @@ def test_best_first_batches_take_the_decisions_of_whole_rounds(data, tmp_path):
     kw = dict(costs="levels", epsilon=0.05)
     path = tmp_path / "s.db"
     one = _fit_six(data, "iise-gamma", 2000, algorithm_params={"chunk_cost": None},
-                   storage=str(path), **kw)
+                   storage=str(path), adaptive=False, **kw)
     with StudyStore(path) as store:  # one stored update per closed round, none mid-round
         updated = [b for b in store.updates() if b >= 1]
         batches = {r.batch for r in store.rows() if r.kind == "policy"}
     assert len(updated) == one.policy_.n_rounds < len(batches)
     whole = _fit_six(data, "iise-gamma", 2000, algorithm_params={"best_first": False},
-                     adaptive=False, **kw)  # `one` has a study file: a fixed list too
+                     adaptive=False, **kw)
     assert one.stopping_reason_ == whole.stopping_reason_ == "stopping-rule"
 
     def made(t):

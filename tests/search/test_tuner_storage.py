@@ -209,6 +209,7 @@ def test_ctrl_c_during_calibration_leaves_a_resumable_study(data, tmp_path, fits
     ({"random_state": 1}, "random_state"),
     ({"delta": 0.1}, "delta"),
     ({"estimator": LogisticRegression(solver="liblinear", penalty="l1")}, "estimator"),
+    ({"adaptive": True}, "waves"),
 ])
 def test_incompatible_study_raises_naming_storage(data, tmp_path, change, what):
     X, y = data
@@ -218,6 +219,19 @@ def test_incompatible_study_raises_naming_storage(data, tmp_path, change, what):
     with pytest.raises(ValueError, match=rf"storage=.*{what}"):
         small(storage=path, max_pulls=10, **change).fit(X, y)
     assert len(rows_of(path)) == n  # nothing written
+
+
+def test_a_study_with_a_fixed_list_resumes_with_it_under_adaptive_auto(data, tmp_path,
+                                                                        fits):
+    # a file written with a fixed list (adaptive=False, or before waves were stored)
+    # resumes as it was written: adaptive="auto" keeps its list rather than refuse it
+    X, y = data
+    path = tmp_path / "study.db"
+    first = small(storage=path, max_pulls=13).fit(X, y)
+    fits["n"] = 0
+    t = small(storage=path, adaptive="auto").fit(X, y)
+    assert t.adaptive_ is False and t.candidates_ == first.candidates_
+    assert t.n_replayed_ == len(rows_of(path)) - fits["n"] > 0
 
 
 def test_storage_argument_and_foreign_files_are_rejected(data, tmp_path):

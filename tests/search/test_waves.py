@@ -10,6 +10,7 @@ from mftune.benchmarks import bump
 from mftune.benchmarks.bump import Bump, objective
 from mftune.engine import waves
 from mftune.engine.candidates import initial_design, resolve_adaptive
+from mftune.engine.summary import study_summary
 from mftune.engine.surrogate import propose
 from mftune.engine.waves import wave_delta
 from mftune.space import Integer, Space
@@ -207,10 +208,9 @@ def test_a_recommendation_from_the_first_pull_on():
 
 def test_when_waves_run_and_when_not():
     space = Space(SPACE)
-    on = dict(space=space, algorithm="auto", n_candidates=8, storage=None)
+    on = dict(space=space, algorithm="auto", n_candidates=8)
     assert resolve_adaptive("auto", **on)[0] is True
-    for change, word in [({"n_candidates": "grid"}, "grid"), ({"storage": "s.db"}, "storage"),
-                         ({"algorithm": "lucb-c"}, "lucb-c"),
+    for change, word in [({"n_candidates": "grid"}, "grid"), ({"algorithm": "lucb-c"}, "lucb-c"),
                          ({"space": Space([SPACE, {"x1": [1, 2]}])}, "conditional")]:
         flag, why = resolve_adaptive("auto", **{**on, **change})
         assert flag is False and word in why
@@ -414,3 +414,86 @@ def test_the_final_wave_cost_counts_each_survivor_s_rounds_to_its_gap_or_epsilon
     assert final_wave_cost(counts, sums, 2.0, var, delta, 0.05) == pytest.approx(want)
     assert final_wave_cost(counts, sums, 2.0, var, delta, None) > want  # 0.01 without ε
     assert final_wave_cost(counts[:1], sums[:1], 2.0, var, delta) == 0.0
+
+
+def _interrupt_in_wave(monkeypatch, wave: int, ref):
+    """Ctrl+C a few pulls after the search's first pull of a candidate of ``wave``."""
+    from mftune.search import evaluation
+
+    first_new = int(np.argmax(ref.cv_results_["wave"] >= wave))
+    calls = {"n": 0, "at": int(np.argmax(ref.pulls_["candidate"] == first_new)) + 5}
+    original = evaluation.CVEvaluator.evaluate
+
+    def interrupting(self, pulls, **kw):
+        calls["n"] += len(pulls)
+        if self.phase == "search" and calls["n"] >= calls["at"] and "done" not in calls:
+            calls["done"] = True
+            raise KeyboardInterrupt
+        return original(self, pulls, **kw)
+
+    monkeypatch.setattr(evaluation.CVEvaluator, "evaluate", interrupting)
+    return calls
+
+
+def test_a_study_with_waves_resumes_exactly_from_its_file(monkeypatch, tmp_path):
+    # Waves run with storage=: the study records how each wave ended and the candidates it
+    # appended, and a fit on the interrupted file ends as the uninterrupted search did
+    from mftune.study.store import StudyStore
+
+    ref = bump_tuner(max_pulls=400).fit(X, Y)
+    assert ref.adaptive_ and ref.cv_results_["wave"].max() >= 3
+    calls = _interrupt_in_wave(monkeypatch, 3, ref)
+    path = tmp_path / "waves.db"
+    t = bump_tuner(max_pulls=400, storage=path).fit(X, Y)
+    assert t.adaptive_ and t.stopping_reason_ == "interrupted"
+    with StudyStore(path) as store:
+        ended = store.waves()
+        # waves 1 and 2 ended, each with the points of the candidates it appended
+        assert sorted(ended) == [1, 2]
+        assert [d["n_new"] for d in ended.values()] == [8, 8] and ended[1]["reason"] is None
+        assert ended[1]["first_arm"] == 16 and ended[2]["first_arm"] == 24
+        assert len(store.configs()) == 32 and len(store.configs(initial=True)) == 16
+    calls["n"] = 0
+    again = bump_tuner(max_pulls=400, storage=path).fit(X, Y)
+    assert again.n_replayed_ > 0 and again.n_pulls_ == ref.n_pulls_
+    for key in ("candidate", "fidelity", "score"):
+        assert np.array_equal(np.asarray(again.pulls_[key]), np.asarray(ref.pulls_[key])), key
+    assert again.candidates_ == ref.candidates_ and again.best_params_ == ref.best_params_
+    with StudyStore(path) as store:  # every wave's end is recorded once, in the same order
+        assert len(store.waves()) == len(ref.waves_) - 1
+        assert [c["x1"] for c in store.configs()] == [c["x1"] for c in ref.candidates_]
+    # mftune status replays the study with its waves, from the record alone
+    summary = study_summary(path)
+    assert summary["best"]["arm"] == again.best_index_
+    assert summary["alive"] == int(again.policy_.active.sum())
+    assert summary["study"]["n_candidates"] == len(ref.candidates_)
+
+
+def test_a_resumed_study_follows_the_wave_ends_it_recorded_whatever_its_budget(
+        monkeypatch, tmp_path):
+    # The budget rule ended wave 1 when the study was written ("budget": no new
+    # candidates). Resumed without that budget, the search would propose a second wave;
+    # it follows the recorded end instead, so the stored pulls still match and none is
+    # evaluated again.
+    from mftune.search import evaluation
+
+    path = tmp_path / "budget.db"
+    with monkeypatch.context() as m:
+        m.setattr(waves.Waves, "budget_left_",
+                  property(lambda self: 0.0, lambda self, value: None), raising=False)
+        first = bump_tuner(storage=path).fit(X, Y)
+    assert first.policy_.finished_ == "budget" and np.all(first.cv_results_["wave"] == 1)
+    unbounded = bump_tuner().fit(X, Y)  # the same search without the budget rule's end
+    assert unbounded.cv_results_["wave"].max() >= 2
+    n = {"fits": 0}
+    original = evaluation.fit_and_score
+
+    def counting(*args):
+        n["fits"] += 1
+        return original(*args)
+
+    monkeypatch.setattr(evaluation, "fit_and_score", counting)
+    again = bump_tuner(storage=path).fit(X, Y)
+    assert n["fits"] == 0 and again.policy_.finished_ == "budget"
+    assert again.n_pulls_ == first.n_pulls_ and again.best_params_ == first.best_params_
+    assert np.all(again.cv_results_["wave"] == 1)

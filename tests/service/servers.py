@@ -136,9 +136,9 @@ def fingerprint(folder: Path) -> str:
 
 def local_recommendation(tmp_path: Path) -> tuple[int, list]:
     """The same study run locally (``mftune tune``'s path): its recommended arm and pulls."""
+    from mftune.engine.summary import study_summary
     from mftune.scripts.spacefile import parse_spacefile
     from mftune.scripts.study import create_study, run_study
-    from mftune.study.summary import study_summary
 
     folder = tmp_path / "local"
     folder.mkdir()

@@ -238,3 +238,32 @@ def test_release_worker_and_updates(tmp_path):
                         info={"scores": {"a": float("nan"), "b": 0.5}})
     assert store.rows()[0].info == {"scores": {"a": None, "b": 0.5}}
     store.close()
+
+
+# -- how the waves of a search with waves ended ------------------------------------------
+
+
+def test_the_first_process_to_end_a_wave_records_it_and_later_ones_read_it(tmp_path):
+    path = tmp_path / "s.db"
+    with make_store(path, n_arms=3) as first, StudyStore(path) as second:
+        points = np.array([[0.25], [0.75]])
+        mine = first.end_wave(1, None, points, [{"x": 0.25}, {"x": 0.75}])
+        assert mine == {"reason": None, "points": [[0.25], [0.75]], "first_arm": 3, "n_new": 2}
+        # a second process (another decision: its budget ended the waves) gets the first's
+        assert second.end_wave(1, "budget", [], []) == mine
+        assert second.end_wave(2, "budget", [], [])["reason"] == "budget"
+        assert first.waves() == {1: mine, 2: second.waves()[2]}
+        assert [c["x"] for c in first.configs()] == [0.0, 0.1, 0.2, 0.25, 0.75]
+        assert [c["x"] for c in first.configs(initial=True)] == [0.0, 0.1, 0.2]
+
+
+def test_a_file_written_before_waves_were_recorded_reads_as_having_none(tmp_path):
+    path = tmp_path / "old.db"
+    make_store(path, n_arms=3).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE waves")  # the layout before the table existed
+    conn.close()
+    with StudyStore(path, readonly=True) as store:  # read-only: nothing is created
+        assert store.waves() == {} and len(store.configs(initial=True)) == 3
+    with StudyStore(path) as store:  # a writer adds the table and can record waves
+        assert store.end_wave(1, "surrogate", [], [])["reason"] == "surrogate"

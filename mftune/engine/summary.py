@@ -1,8 +1,9 @@
 """What a study file says: progress per fidelity, the best so far, the timeline, a CSV.
 
 Everything here only reads the study (a read-only replay of the complete
-batches into a fresh policy, with the runner's stored updates of its bounds),
-so ``mftune status`` can run while workers are busy. It reads the shared
+batches into a fresh policy, with the runner's stored updates of its bounds
+and, for a search with waves, the recorded end of each wave), so ``mftune
+status`` can run while workers are busy. It reads the shared
 study record (:mod:`mftune.study.record`), so script studies (``mftune
 tune``) and tuner studies (``MFTuner(storage=...)``) are summarised alike.
 """
@@ -10,13 +11,16 @@ tune``) and tuner studies (``MFTuner(storage=...)``) are summarised alike.
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from .record import StudyRecord, apply_update, statement
-from .replay import batch_rewards, replay
-from .store import FINISHED, StudyStore
+from ..policies.registry import context_from_settings
+from ..study.record import StudyRecord, apply_update, statement
+from ..study.replay import batch_rewards, replay
+from ..study.store import FINISHED, StudyStore
+from .waves import make_waves
 
 __all__ = ["export_csv", "export_rows", "failure_cause", "study_summary", "write_csv"]
 
@@ -30,6 +34,45 @@ def _best(policy, sign: float) -> dict:
     m = int(with_data[-1])
     return {"arm": arm, "score": float(sign * policy.stats.sums[m, arm] / counts[m]),
             "fidelity": m, "n": int(counts[m])}
+
+
+class _Initial:
+    """The evaluator a replayed search with waves reads: the study's first candidates."""
+
+    def __init__(self, candidates: list):
+        self.candidates = candidates
+
+    def add_candidates(self, n: int) -> None:
+        """Nothing to grow: the replay evaluates nothing."""
+
+
+def _waves(study: StudyRecord, settings: dict, updates: dict, cal_rows, waves: dict):
+    """The search with waves of a study, to replay [RECON]: its first candidates, the
+    calibration's results (which answer wave 1's pulls, as in the search) and each wave's
+    end as the study recorded it (no surrogate runs, no space is needed)."""
+    extra = study.meta["spec"]
+    n = min((d["first_arm"] for d in waves.values() if d.get("n_new")), default=len(
+        study.configs))
+    ctx = replace(context_from_settings(study.algorithm, n, settings, study.seed),
+                  evaluator=_Initial(study.configs[:n]), space=None)
+    policy = make_waves(study.algorithm, ctx, int(extra["wave_size"]))
+
+    def journal(wave: int, decide) -> tuple:
+        data = waves.get(wave)
+        if data is None:  # the search stopped between the wave's end and its record
+            return "unrecorded", []
+        first = data["first_arm"]
+        return data["reason"], study.configs[first:first + data["n_new"]]
+
+    policy.journal = journal
+    done = [r for r in cal_rows if r.finished]
+    if done:
+        policy.add_evidence([r.arm for r in done], [r.fidelity for r in done],
+                            batch_rewards(done, {}, study.error_reward))
+    for b in sorted(updates):
+        if b < study.first_batch:
+            apply_update(policy, updates[b])
+    return policy
 
 
 def study_summary(path) -> dict:
@@ -54,6 +97,7 @@ def study_summary(path) -> dict:
         study = StudyRecord(store)
         rows = store.rows()
         updates = study.updates
+        waves = store.waves()
     meta = study.meta
     k, n_fid = len(study.configs), study.n_fidelities
     values = study.values
@@ -99,7 +143,8 @@ def study_summary(path) -> dict:
             out["error"] = state["error"]
         return out
     out["settings"] = settings
-    policy = study.new_policy(settings, updates)
+    policy = (_waves(study, settings, updates, cal_rows, waves) if meta["spec"].get("adaptive")
+              else study.new_policy(settings, updates))
     in_force = dict(settings)
     bound = study.needs[0] if study.needs else None
     cost = float(sum(r.cost or 0.0 for r in cal_rows if r.finished))
@@ -150,7 +195,8 @@ def study_summary(path) -> dict:
         text = statement(reason, delta=in_force["delta"], epsilon=in_force.get("epsilon"),
                          sigma=np.atleast_1d(in_force["sigma"]),
                          bias_mode=in_force.get("bias_mode", "known"),
-                         tie=meta["state"].get("tie"), top_test=in_force.get("top_glr"))
+                         tie=meta["state"].get("tie"), top_test=in_force.get("top_glr"),
+                         waves=policy.coverage() if hasattr(policy, "coverage") else None)
     out.update(status="finished" if reason in ("stopping-rule", "tie") else "running",
                alive=alive, best=best, statement=text)
     return out
