@@ -156,10 +156,11 @@ def tune(space_file, command, study_path, algorithm, delta, epsilon, n_candidate
         store = create_study(spec, list(command))
     except (FileExistsError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    path = store.path
+    path, waves = store.path, bool(store.meta["spec"].get("adaptive"))
     store.close()
     if mode == "line":
-        click.echo(f"study {path}: {spec.study['n_candidates']} configurations, "
+        first = " (the first wave; a surrogate proposes more)" if waves else ""
+        click.echo(f"study {path}: {spec.study['n_candidates']} configurations{first}, "
                    f"{spec.study['algorithm']}, {spec.fidelity['name']} in "
                    f"{spec.fidelity['values']}", err=True)
     _run(path, mode, scheduler=scheduler, workers=workers)

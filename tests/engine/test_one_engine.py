@@ -55,6 +55,7 @@ path = "s.db"
 n_candidates = 5
 seed = 3
 budget = 1e9   # the rule, not the wall clock, ends both runs
+epsilon = 0.05 # a wave of new candidates, then a short certificate (not one among near-ties)
 """
 
 
