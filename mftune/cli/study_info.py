@@ -66,6 +66,10 @@ def status(study, as_json):
     if s["calibration"]:
         c = s["calibration"]
         click.echo(f"calibration: {c['pulls']}/{c['planned']} pulls, cost {c['cost']:.2f} s")
+    if s["waves"]:  # a search with waves: what each ended wave brought
+        click.echo("waves ended: " + ", ".join(
+            f"{w['wave']} (+{w['new']} candidates)" if w["reason"] is None
+            else f"{w['wave']} (no more: {w['reason']})" for w in s["waves"]))
     if s.get("settings"):
         se = s["settings"]
         est = set(se.get("estimated", []))

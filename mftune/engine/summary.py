@@ -90,8 +90,10 @@ def study_summary(path) -> dict:
         ``timeline`` (one entry per told batch: cumulative cost, fidelity,
         survivors, best score) and ``failures`` (``count``, ``last``: the
         cause of the latest failed pull, ``causes``: the most frequent causes
-        with their counts), and ``arms`` (per arm: ``active``, and the
-        fidelity index it was ``eliminated_at``) once the settings are known.
+        with their counts), ``waves`` (a search with waves: each ended wave's
+        ``reason`` no candidates followed, or ``None``, and the ``new`` ones it
+        added) and ``arms`` (per arm: ``active``, and the fidelity index it was
+        ``eliminated_at``) once the settings are known.
     """
     with StudyStore(path, readonly=True) as store:
         study = StudyRecord(store)
@@ -116,6 +118,8 @@ def study_summary(path) -> dict:
         "cost": float(sum(r.cost or 0.0 for r in rows if r.finished)),
         "calibration": None, "settings": None, "best": None, "timeline": [],
         "failures": _failures(rows),
+        "waves": [{"wave": w, "reason": d["reason"], "new": d["n_new"]}
+                  for w, d in sorted(waves.items())],
     }
     if study.calibrate:
         out["calibration"] = {"pulls": sum(r.finished for r in cal_rows),

@@ -70,7 +70,10 @@ def test_shell_example_end_to_end(in_tmp):
     # 3 candidates × 2 repeats at the cheaper half of the 4 fidelities (adaptive bounds,
     # waves of candidates: the waves measure the bounds above it as they go)
     assert s["calibration"]["pulls"] == s["calibration"]["planned"] == 3 * 2 * 2
-    assert s["study"]["n_candidates"] > 8  # the waves proposed candidates beyond the first 8
+    # the waves proposed candidates beyond the first 8, 4 per wave, as status lists them
+    added = [w["new"] for w in s["waves"] if w["reason"] is None]
+    assert added and set(added) == {4} and s["study"]["n_candidates"] == 8 + sum(added)
+    assert "waves ended: 1 (+4 candidates)" in invoke("status", "s.db").output
     # ε-best at the top fidelity (the noise is 0.02; the claim holds w.p. 0.95 and this
     # seeded run is checked against the noise-free losses)
     configs = [json.loads(line) for line in _configs("s.db")]
