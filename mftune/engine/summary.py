@@ -46,15 +46,15 @@ class _Initial:
         """Nothing to grow: the replay evaluates nothing."""
 
 
-def _waves(study: StudyRecord, settings: dict, updates: dict, cal_rows, waves: dict):
+def _waves(study: StudyRecord, settings: dict, updates: dict, cal_rows, waves: dict,
+           initial: list):
     """The search with waves of a study, to replay [RECON]: its first candidates, the
     calibration's results (which answer wave 1's pulls, as in the search) and each wave's
     end as the study recorded it (no surrogate runs, no space is needed)."""
     extra = study.meta["spec"]
-    n = min((d["first_arm"] for d in waves.values() if d.get("n_new")), default=len(
-        study.configs))
+    n = len(initial)
     ctx = replace(context_from_settings(study.algorithm, n, settings, study.seed),
-                  evaluator=_Initial(study.configs[:n]), space=None)
+                  evaluator=_Initial(initial), space=None)
     policy = make_waves(study.algorithm, ctx, int(extra["wave_size"]))
 
     def journal(wave: int, decide) -> tuple:
@@ -99,7 +99,7 @@ def study_summary(path) -> dict:
         study = StudyRecord(store)
         rows = store.rows()
         updates = study.updates
-        waves = store.waves()
+        waves, initial = store.waves(), store.configs(initial=True)
     meta = study.meta
     k, n_fid = len(study.configs), study.n_fidelities
     values = study.values
@@ -147,7 +147,8 @@ def study_summary(path) -> dict:
             out["error"] = state["error"]
         return out
     out["settings"] = settings
-    policy = (_waves(study, settings, updates, cal_rows, waves) if meta["spec"].get("adaptive")
+    policy = (_waves(study, settings, updates, cal_rows, waves, initial)
+              if meta["spec"].get("adaptive")
               else study.new_policy(settings, updates))
     in_force = dict(settings)
     bound = study.needs[0] if study.needs else None
