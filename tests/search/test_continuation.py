@@ -169,9 +169,10 @@ def test_continued_search_matches_refit_search(data):
     assert np.all(p["saved_cost"][~cont] == 0) and off.continuation_saved_ == 0.0
     assert np.all(p["cache_time"] >= 0)
     assert on.continuation_saved_ == pytest.approx(p["saved_cost"].sum() - p["cache_time"].sum())
-    # the saving is positive: a continued pull skips a third of the fit (levels 4, 12, 36),
-    # which costs far more than pickling the model
-    assert on.continuation_saved_ > 0
+    # every continued pull skips part of its fit (levels 4, 12, 36); whether that beats the
+    # pickling time is a speed question, measured in docs/benchmarks.md, not asserted here
+    # (on a loaded machine the two are of the same order for these small fits)
+    assert np.all(p["saved_cost"][cont] > 0)
     assert len(on._evaluator.cache) == 0  # dropped at the end of the search
 
 
