@@ -87,7 +87,10 @@ def status(study, as_json):
     if s.get("best"):
         b = s["best"]
         fval = None if b["fidelity"] is None else st["values"][b["fidelity"]]
-        click.echo(f"alive: {s['alive']} of {st['n_candidates']}")
+        gp = s.get("evaluated") is not None  # a GP study eliminates nothing
+        click.echo(f"evaluated: {s['evaluated']} of {st['n_candidates']} configurations (the "
+                   "policy proposes them as it goes)" if gp
+                   else f"alive: {s['alive']} of {st['n_candidates']}")
         click.echo(f"best so far: arm {b['arm']} {json.dumps(b['config'])} "
                    f"{st['objective']}={fmt(b['score'])} at {st['fidelity']}={fval} "
                    f"(n={b['n']})")
@@ -111,11 +114,14 @@ def report(study, plot_file):
         click.echo(f"(calibration: {s['calibration']['cost']:.2f} s included)")
     tl = s["timeline"]
     if tl:
-        click.echo("\nelimination timeline (one line per round where survivors changed, "
-                   "and the last):")
+        gp = s.get("evaluated") is not None
+        what = "configurations evaluated" if gp else "survivors"
+        click.echo(f"\n{'timeline' if gp else 'elimination timeline'} (one line per round "
+                   f"where the {what} changed, and the last):")
         keep = [t for i, t in enumerate(tl) if i == 0 or i == len(tl) - 1
                 or t["survivors"] != tl[i - 1]["survivors"]]
-        click.echo(_table(["round", st["fidelity"], "survivors", "cost_s", "best_arm",
+        click.echo(_table(["round", st["fidelity"], "evaluated" if gp else "survivors",
+                           "cost_s", "best_arm",
                            "best_" + st["objective"]],
                           [[t["batch"], st["values"][t["fidelity"]], t["survivors"], t["cost"],
                             t["best_arm"], t["best_score"]] for t in keep]))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from ..policies.registry import POINT_ALGORITHMS
 from ..scripts.spacefile import SpaceFileError, check_study, load_spacefile
 from ..scripts.study import create_study, run_study
 from ..study.replay import StudyMismatchError
@@ -114,8 +115,9 @@ def _limits(f):
               help="Study file (overrides study.path of the space file).")
 @click.option("--algorithm",
               help="Policy (overrides study.algorithm): auto, se, iise, iise-gamma, lucb-a, "
-              "lucb-b, lucb-c, grad, mf-grad. auto (the default): IISE-gamma with several "
-              "fidelities, SE with one.")
+              "lucb-b, lucb-c, grad, mf-grad, mf-gp-ucb, gp-ucb. auto (the default): "
+              "IISE-gamma with several fidelities, SE with one; the GP policies propose "
+              "their own configurations and need --budget or --max-pulls.")
 @click.option("--delta", type=float, help="Error probability δ (overrides study.delta).")
 @click.option("--epsilon", type=float, help="Accept an ε-best configuration (study.epsilon).")
 @click.option("--n-candidates", type=click.IntRange(min=2),
@@ -157,10 +159,13 @@ def tune(space_file, command, study_path, algorithm, delta, epsilon, n_candidate
     except (FileExistsError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     path, waves = store.path, bool(store.meta["spec"].get("adaptive"))
+    n_configs = len(store.configs())
     store.close()
     if mode == "line":
-        first = " (the first wave; a surrogate proposes more)" if waves else ""
-        click.echo(f"study {path}: {spec.study['n_candidates']} configurations{first}, "
+        first = (" (the first wave; a surrogate proposes more)" if waves
+                 else " to calibrate on (the policy proposes the rest)"
+                 if spec.study["algorithm"] in POINT_ALGORITHMS else "")
+        click.echo(f"study {path}: {n_configs} configurations{first}, "
                    f"{spec.study['algorithm']}, {spec.fidelity['name']} in "
                    f"{spec.fidelity['values']}", err=True)
     _run(path, mode, scheduler=scheduler, workers=workers)

@@ -47,11 +47,12 @@ class Progress:
             self.eliminated_time[newly] = now
         if self.verbose >= 1 and (self.verbose >= 2 or now - self._last_print >= 1.0):
             self._last_print = now
-            alive = int(policy.active.sum()) if hasattr(policy, "active") else -1
+            alive = (f"{int(policy.active.sum())} alive" if hasattr(policy, "active")
+                     else f"{len(self.candidates)} proposed")  # a GP policy eliminates none
             fid = getattr(policy, "fidelity_", None)
             budget = "" if self.budget is None else f"/{self.budget:.0f}"
             print(f"[mftune] {self.n_pulls:6d} pulls | cost {self.cost:8.1f}{budget} s | "
-                  f"{alive} alive" + ("" if fid is None else f" | fidelity {fid}")
+                  f"{alive}" + ("" if fid is None else f" | fidelity {fid}")
                   + f" | best #{best} {self.candidates[best]}", file=self.stream, flush=True)
 
 

@@ -24,11 +24,12 @@ import time
 import numpy as np
 
 from ..policies import registry as algorithms
-from ..policies.adapters import lucb_mu_tilde
+from ..policies.adapters import PointArms, lucb_mu_tilde
 from ..policies.base import Pulls, leader
 from ..radii import iise_radius
 from ..study.jsonio import json_safe
 from ..study.record import statement
+from ..study.replay import StudyMismatchError
 from .calibration import (
     curve_steps,
     default_epsilon,
@@ -324,6 +325,14 @@ class Search:
         points = np.asarray(data["points"], dtype=float)
         return data["reason"], (self.space.from_unit(points) if data["reason"] is None else [])
 
+    def _proposed(self, query: int, points, fidelities) -> tuple:
+        """A GP policy's points from ``query`` on, as the study recorded them first [RECON]."""
+        data = self.recorder.store.propose(query, points, fidelities, self.space.from_unit(points))
+        if data["n_new"] != len(points):
+            raise StudyMismatchError(f"the study recorded {data['n_new']} points from query "
+                                     f"{query} on; this search asks {len(points)}")
+        return np.reshape(data["points"], np.shape(points)), np.asarray(data["fidelities"], int)
+
     def evaluate(self, pulls, kind="policy"):
         """Run a batch, through the study when there is one."""
         if self.recorder is None:
@@ -548,8 +557,9 @@ class Search:
             if caps is not None and caps <= 0:
                 reason = "max-pulls"
             else:
-                if hasattr(policy, "journal"):  # waves: the study records how each ends
-                    policy.journal = self._journal if self.recorder is not None else None
+                if hasattr(policy, "journal"):  # the study records the candidates added
+                    policy.journal = (None if self.recorder is None else self._proposed
+                                      if isinstance(policy, PointArms) else self._journal)
                 try:
                     result = run(policy, self.recorder or self.evaluator, budget=remaining,
                                  max_pulls=caps,
@@ -586,5 +596,5 @@ class Search:
         inner = getattr(self.policy_, "inner", self.policy_)  # a wave's policy
         return statement(reason, delta=self.delta, epsilon=self.epsilon_, sigma=self.sigma_,
                          bias_mode=self.bias_mode_, tie=self.tie_,
-                         waves=waves() if waves is not None else None,
-                         top_test=getattr(inner, "top_glr", None))
+                         waves=waves() if waves is not None else None, top_test=getattr(
+                             inner, "top_glr", None), proposed=isinstance(self.policy_, PointArms))

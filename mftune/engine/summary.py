@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..policies.registry import context_from_settings
+from ..policies.registry import POINT_ALGORITHMS, context_from_settings
 from ..study.record import StudyRecord, apply_update, statement
 from ..study.replay import batch_rewards, replay
 from ..study.store import FINISHED, StudyStore
@@ -75,6 +75,52 @@ def _waves(study: StudyRecord, settings: dict, updates: dict, cal_rows, waves: d
     return policy
 
 
+def _proposed(out: dict, study: StudyRecord, pol_rows, cal_rows) -> dict:
+    """The rest of :func:`study_summary` for a Gaussian-process policy, read without the GP
+    [RECON]: every pull of an arm is one query at one fidelity; the recommendation is the
+    complete query with the best mean at the highest fidelity any complete query reached
+    (as :meth:`~mftune.policies.continuous.ContinuousPolicy.recommend`); nothing is
+    eliminated and there is no stopping rule."""
+    k = len(study.configs)
+    wanted = np.bincount([r.arm for r in pol_rows], minlength=k)
+    sums, told, fid = np.zeros(k), np.zeros(k), np.full(k, -1)
+    cost = float(sum(r.cost or 0.0 for r in cal_rows if r.finished))
+    by_batch: dict[int, list] = {}
+    for r in pol_rows:
+        by_batch.setdefault(r.batch, []).append(r)
+    worst: dict = {}
+    best = {"arm": 0, "score": None, "fidelity": None, "n": 0}
+    for b in sorted(by_batch):
+        done = [r for r in by_batch[b] if r.finished]
+        if done:
+            arms = np.array([r.arm for r in done])
+            np.add.at(sums, arms, batch_rewards(done, worst, study.error_reward))
+            np.add.at(told, arms, 1)
+            fid[arms] = [r.fidelity for r in done]
+            cost += float(sum(r.cost or 0.0 for r in done))
+        complete = (told > 0) & (told == wanted)
+        if complete.any():
+            top = fid[complete].max()
+            cand = np.flatnonzero(complete & (fid == top))
+            arm = int(cand[np.argmax(sums[cand] / told[cand])])
+            best = {"arm": arm, "score": float(study.sign * sums[arm] / told[arm]),
+                    "fidelity": int(top), "n": int(told[arm])}
+        out["timeline"].append({"batch": b, "fidelity": int(by_batch[b][0].fidelity),
+                                "cost": cost, "survivors": int(np.sum(told > 0)),
+                                "best_arm": best["arm"], "best_score": best["score"]})
+    out["arms"] = [{"arm": a, "active": True, "eliminated_at": None} for a in range(k)]
+    best["config"] = study.configs[best["arm"]]
+    reason = study.meta["state"].get("last_reason")
+    text = (f"running: {int(np.sum(told > 0))} configurations evaluated so far; the "
+            f"recommendation is the best so far ({study.algorithm} has no stopping rule)"
+            if reason in (None, "interrupted")
+            else statement(reason, delta=out["settings"]["delta"], epsilon=None, sigma=[0.0],
+                           bias_mode="known", proposed=True))
+    out.update(status="running", alive=k, evaluated=int(np.sum(told > 0)), best=best,
+               statement=text)
+    return out
+
+
 def study_summary(path) -> dict:
     """Summarise a study file.
 
@@ -90,7 +136,9 @@ def study_summary(path) -> dict:
         ``timeline`` (one entry per told batch: cumulative cost, fidelity,
         survivors, best score) and ``failures`` (``count``, ``last``: the
         cause of the latest failed pull, ``causes``: the most frequent causes
-        with their counts), ``waves`` (a search with waves: each ended wave's
+        with their counts), ``evaluated`` (a Gaussian-process study: the
+        configurations evaluated; its ``survivors`` in the timeline count the
+        same), ``waves`` (a search with waves: each ended wave's
         ``reason`` no candidates followed, or ``None``, and the ``new`` ones it
         added) and ``arms`` (per arm: ``active``, and the fidelity index it was
         ``eliminated_at``) once the settings are known.
@@ -147,6 +195,8 @@ def study_summary(path) -> dict:
             out["error"] = state["error"]
         return out
     out["settings"] = settings
+    if study.algorithm in POINT_ALGORITHMS:
+        return _proposed(out, study, pol_rows, cal_rows)
     policy = (_waves(study, settings, updates, cal_rows, waves, initial)
               if meta["spec"].get("adaptive")
               else study.new_policy(settings, updates))

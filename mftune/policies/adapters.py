@@ -213,6 +213,14 @@ class PointArms:
         CV splits per query (one pull each; the GP is told their mean).
     grow : callable
         ``grow(n)`` tells the evaluator that ``n`` candidates were appended.
+
+    Attributes
+    ----------
+    journal : callable or None
+        ``journal(query, points, fidelities) -> (points, fidelities)``: the
+        points asked from the inner policy's query ``query`` on as a study
+        recorded them first (a resume, another worker); they replace this
+        run's in the inner policy's history.
     """
 
     def __init__(self, inner, space, candidates: list, n_splits: int, grow):
@@ -226,6 +234,7 @@ class PointArms:
         self._open: dict[int, list] = {}     # query index -> [pulls told, rewards, costs]
         self._query_of_arm: dict[int, int] = {}
         self._pending = 0
+        self.journal = None
 
     # -- the tuner's view ---------------------------------------------------------------
     @property
@@ -271,7 +280,11 @@ class PointArms:
         q = self.inner.ask(None if n is None else -(-int(n) // self.n_splits))
         if not len(q):
             return Pulls.empty()
-        configs = self.space.from_unit(q.points)
+        points, fids = q.points, q.fidelities
+        if self.journal is not None:
+            points, fids = self.journal(int(q.arms[0]), points, fids)
+            self.inner.X_[q.arms], self.inner.fidelities_[q.arms] = points, fids
+        configs = self.space.from_unit(points)
         first = len(self.candidates)
         self.candidates.extend(configs)
         self._grow(len(configs))
@@ -282,7 +295,7 @@ class PointArms:
             self._query_of_arm[int(arm)] = int(query)
             self._open[int(query)] = [0, 0.0, 0.0, self.n_splits]  # told, sum, cost, expected
         self._pending += len(arms) * self.n_splits
-        return Pulls(np.repeat(arms, self.n_splits), np.repeat(q.fidelities, self.n_splits))
+        return Pulls(np.repeat(arms, self.n_splits), np.repeat(fids, self.n_splits))
 
     def tell(self, pulls: Pulls, rewards, costs=None) -> None:
         """Accumulate split scores; tell the GP a query's mean once all its splits are in."""

@@ -386,13 +386,9 @@ def check_study(study: dict[str, Any], error) -> None:
 
     ``error(key, message)`` builds the exception to raise.
     """
-    from ..policies.registry import POINT_ALGORITHMS, POLICIES
+    from ..policies.registry import POLICIES
 
-    allowed = ", ".join(["auto", *sorted(set(POLICIES) - set(POINT_ALGORITHMS))])
-    if study["algorithm"] in POINT_ALGORITHMS:
-        raise error("algorithm", f"{study['algorithm']!r} proposes new configurations, which a "
-                    "study of a script does not support yet (use it through MFTuner or "
-                    f"mftune.maximize); must be one of {allowed}")
+    allowed = ", ".join(["auto", *sorted(POLICIES)])
     if study["algorithm"] != "auto" and study["algorithm"] not in POLICIES:
         raise error("algorithm", f"must be one of {allowed}; got {study['algorithm']!r}")
     if not 0 < study["delta"] < 1:

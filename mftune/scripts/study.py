@@ -26,6 +26,7 @@ from joblib import parallel_config
 
 from ..engine.candidates import initial_design, resolve_adaptive, resolve_wave_size
 from ..engine.search import Search
+from ..policies.registry import POINT_ALGORITHMS
 from ..study.recording import RecordingEvaluator
 from ..study.store import StudyStore
 from ..study.workers import _LIVE_TOKENS
@@ -89,8 +90,21 @@ def create_study(spec: StudySpec, command: list[str] | None, path=None, *,
     # first wave space-filling; or a fixed list of random draws
     adaptive, _ = resolve_adaptive(st.get("adaptive", "auto"), space=spec.space,
                                    algorithm=st["algorithm"], n_candidates=st["n_candidates"])
-    configs = (initial_design(spec.space, st["n_candidates"], np.random.default_rng(st["seed"]))
-               if adaptive else spec.space.sample(st["n_candidates"], random_state=st["seed"]))
+    if st["algorithm"] in POINT_ALGORITHMS:  # the calibration's draws; the GP proposes the rest
+        if st["budget"] is None and st["max_pulls"] is None:
+            raise ValueError(f"study.budget: algorithm {st['algorithm']!r} proposes "
+                             "configurations until it is stopped: give study.budget (seconds; "
+                             "--budget) or study.max_pulls (--max-pulls)")
+        if spec.space.is_conditional:
+            raise ValueError(f"algorithm {st['algorithm']!r} needs an unconditional space "
+                             "(one [parameters] table): it searches the unit-cube encoding")
+        configs = spec.space.sample(max(int(spec.calibration["arms"]), 2),
+                                    random_state=st["seed"])
+    elif adaptive:
+        configs = initial_design(spec.space, st["n_candidates"],
+                                 np.random.default_rng(st["seed"]))
+    else:
+        configs = spec.space.sample(st["n_candidates"], random_state=st["seed"])
     settings = _settings(spec)
     if adaptive:  # the calibration then covers the cheaper half of the fidelities
         settings.update(adaptive=True, wave_size=resolve_wave_size("auto", len(configs)))

@@ -129,10 +129,6 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
         if not isinstance(self.algorithm, str):
             raise ValueError("storage needs the algorithm given by name (a stored study is "
                              "resumed by rebuilding its policy); got a policy object")
-        if self.algorithm in algorithms.POINT_ALGORITHMS:
-            raise ValueError(f"storage is not supported with algorithm={self.algorithm!r} yet "
-                             "(it proposes a configuration with every pull; a study records "
-                             "the candidates of a search with waves only)")
 
 def build_scorers(self):
     """``({name: scorer}, optimised metric name, multimetric?)``."""

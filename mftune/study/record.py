@@ -39,7 +39,7 @@ __all__ = ["StudyRecord", "apply_update", "statement"]
 
 def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_mode: str,
               tie: list | None = None, waves: dict | None = None,
-              top_test: str | None = None) -> str:
+              top_test: str | None = None, proposed: bool = False) -> str:
     """The one guarantee statement of a search (or study) that ended for ``reason``.
 
     Parameters
@@ -62,6 +62,9 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
         certificate then covers every candidate evaluated [RECON].
     top_test : str, optional
         The top phase's test (``top_glr``); ``"paired-t"`` adds its assumption.
+    proposed : bool, default=False
+        A Gaussian-process policy, which proposes its configurations and has
+        no stopping rule.
     """
     assumed = _assumptions(sigma, bias_mode, top_test)
     if reason == "stopping-rule" and waves is not None:
@@ -75,6 +78,10 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
                 "objective is deterministic, so no more pulls can separate them; every other "
                 f"candidate was eliminated with probability >= {1 - delta:g}; the first of "
                 "them is recommended")
+    if proposed:
+        return (f"no confidence statement: a Gaussian-process policy has no stopping rule "
+                f"(stopped: {reason}); the recommendation is the best configuration evaluated "
+                "at the highest fidelity reached")
     tail = "" if waves is None else (f" ({waves['n_candidates']} candidates evaluated in "
                                      f"{waves['n_waves']} wave(s))")
     return (f"no confidence statement: the search stopped early ({reason}); the "

@@ -1,16 +1,21 @@
 """The tables of a study file (:mod:`mftune.study.store` describes their columns)."""
 
-__all__ = ["SCHEMA", "WAVES"]
+__all__ = ["ADDED", "SCHEMA"]
 
-#: The ``waves`` table, created on opening a file written before waves were recorded.
-WAVES = """
+#: The tables of candidates added during a search (a wave's end, a point proposed by a
+#: Gaussian-process policy), created on opening a file written before they were recorded.
+ADDED = """
 CREATE TABLE IF NOT EXISTS waves (
     wave INTEGER PRIMARY KEY,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS proposals (
+    query INTEGER PRIMARY KEY,
     data TEXT NOT NULL
 )"""
 
 #: Every table (a new study file runs it in one transaction).
-SCHEMA = WAVES + """;
+SCHEMA = ADDED + """;
 CREATE TABLE IF NOT EXISTS study (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     format_version INTEGER NOT NULL,

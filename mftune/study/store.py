@@ -22,6 +22,9 @@ Tables (JSON text columns, never pickle):
 * ``waves`` — how each wave of a search with waves ended (why no candidates
   followed, or the new ones' unit-cube points; their configurations go to
   ``arms``), recorded once, so a resume and every worker decide alike.
+* ``proposals`` — the points a Gaussian-process policy asked (unit cube and
+  fidelity, keyed by the policy's query index; their configurations go to
+  ``arms``), recorded once for the same reason.
 * ``workers`` — the processes that have joined the study.
 
 The study row stores the file's format version (:data:`FORMAT_VERSION`); a
@@ -65,7 +68,7 @@ from ..policies.base import Pulls
 from .files import _connect_readonly, _not_a_study, _writable
 from .jsonio import dumps, json_safe
 from .outcomes import Outcomes
-from .schema import SCHEMA, WAVES
+from .schema import ADDED, SCHEMA
 from .workers import (
     _kill_processes,
     _pull_processes,
@@ -150,7 +153,7 @@ class StudyStore:
             raise StudyFileError(f"{self.path}: study format {version}, this mftune reads "
                                  f"format {FORMAT_VERSION}")
         if not readonly:
-            self._conn.execute(WAVES)  # a file written before waves were recorded has none
+            self._conn.executescript(ADDED)  # a file written before these were recorded
 
     @staticmethod
     def _connect(path: Path, timeout: float) -> sqlite3.Connection:
@@ -299,9 +302,9 @@ class StudyStore:
 
     def configs(self, initial: bool = False) -> list[dict]:
         """The arms' configurations, by arm index (``initial``: only the candidates the
-        study was created with, not those its waves appended, :meth:`end_wave`)."""
-        first = min((d["first_arm"] for d in self.waves().values() if d.get("n_new")),
-                    default=None) if initial else None
+        study was created with, not those its waves or proposals appended)."""
+        added = [*self.waves().values(), *self.proposals().values()] if initial else []
+        first = min((d["first_arm"] for d in added if d.get("n_new")), default=None)
         return [json.loads(c) for (c,) in self._conn.execute(
             "SELECT config FROM arms WHERE ? IS NULL OR arm < ? ORDER BY arm", (first, first))]
 
@@ -493,27 +496,52 @@ class StudyStore:
         Returns the record as stored (``reason``, ``points``, ``first_arm``,
         ``n_new``): this decision, or the one stored before it.
         """
+        return self._add_arms("waves", wave, {"reason": reason, "points": points}, configs)
+
+    def propose(self, query: int, points, fidelities, configs: Sequence[dict]) -> dict:
+        """Record the points a Gaussian-process policy asked from its query ``query`` on,
+        unless a process recorded them first.
+
+        ``points`` (unit cube, one row per query), their ``fidelities`` and
+        ``configs`` (appended to the arms). Returns the record as stored
+        (``points``, ``fidelities``, ``first_arm``, ``n_new``).
+        """
+        return self._add_arms("proposals", query, {"points": points,
+                                                   "fidelities": fidelities}, configs)
+
+    def _add_arms(self, table: str, key: int, data: dict, configs: Sequence[dict]) -> dict:
+        """The record ``key`` of ``table`` (``waves``, ``proposals``): the one stored, or
+        ``data`` with its ``configs`` appended to the arms, in one transaction."""
+        column = {"waves": "wave", "proposals": "query"}[table]
         with self.transaction():
-            row = self._conn.execute("SELECT data FROM waves WHERE wave = ?",
-                                     (int(wave),)).fetchone()
+            row = self._conn.execute(f"SELECT data FROM {table} WHERE {column} = ?",
+                                     (int(key),)).fetchone()
             if row is not None:
                 return json.loads(row[0])
             (first,) = self._conn.execute("SELECT COALESCE(MAX(arm) + 1, 0) FROM arms"
                                           ).fetchone()
-            data = {"reason": reason, "points": json_safe(np.asarray(points, dtype=float)),
-                    "first_arm": int(first), "n_new": len(configs)}
+            data = {k: (v if v is None or isinstance(v, str) else json_safe(np.asarray(v)))
+                    for k, v in data.items()}
+            data.update(first_arm=int(first), n_new=len(configs))
             self._conn.executemany("INSERT INTO arms VALUES (?, ?)",
                                    [(first + i, dumps(c)) for i, c in enumerate(configs)])
-            self._conn.execute("INSERT INTO waves VALUES (?, ?)", (int(wave), dumps(data)))
+            self._conn.execute(f"INSERT INTO {table} VALUES (?, ?)", (int(key), dumps(data)))
         return data
 
     def waves(self) -> dict[int, dict]:
         """The ended waves' records by wave (see :meth:`end_wave`)."""
+        return self._records("waves")
+
+    def proposals(self) -> dict[int, dict]:
+        """The proposed points' records by first query (see :meth:`propose`)."""
+        return self._records("proposals")
+
+    def _records(self, table: str) -> dict[int, dict]:
         try:
-            rows = self._conn.execute("SELECT wave, data FROM waves ORDER BY wave").fetchall()
-        except sqlite3.OperationalError:  # a read-only file written before waves were stored
+            rows = self._conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+        except sqlite3.OperationalError:  # a read-only file written before they were stored
             return {}
-        return {int(w): json.loads(d) for w, d in rows}
+        return {int(k): json.loads(d) for k, d in rows}
 
     def spent(self) -> float:
         """Summed cost of the finished pulls (calibration included)."""

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from mftune.cli import main
 from mftune.scripts.runner import ScriptEvaluator, report
 from mftune.scripts.spacefile import SpaceFileError, parse_spacefile
+from mftune.study.store import StudyStore
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -50,12 +51,11 @@ def shell_loss(cfg, epochs=27):
 
 
 def test_tune_help_lists_the_algorithms_a_study_takes():
-    from mftune.policies.registry import POINT_ALGORITHMS, REGISTRY
+    from mftune.policies.registry import REGISTRY
 
     text = " ".join(invoke("tune", "--help").output.split())
     listed = text.split("overrides study.algorithm):")[1].split(".")[0]
-    assert sorted(a.strip() for a in listed.split(",")) == sorted(
-        {"auto"} | (set(REGISTRY) - set(POINT_ALGORITHMS)))
+    assert sorted(a.strip() for a in listed.split(",")) == sorted({"auto"} | set(REGISTRY))
 
 
 def test_shell_example_end_to_end(in_tmp):
@@ -296,10 +296,11 @@ def test_cli_overrides_are_validated(in_tmp):
                                   '[fidelity]\nname = "n"\nvalues = [1, 2]\n')
     res = invoke("tune", "space.toml", "--algorithm", "hyperband", "--", "true")
     assert res.exit_code == 2 and "--algorithm" in res.output and "iise" in res.output
-    # the unit-cube policies propose configurations: refused by name, before any file
+    # the unit-cube policies propose configurations until stopped: refused without a
+    # budget, by name, before any file
     res = invoke("tune", "space.toml", "--algorithm", "mf-gp-ucb", "--", "true")
-    assert res.exit_code == 2 and "proposes new configurations" in res.output
-    assert "lucb-c" in res.output and "MFTuner or mftune.maximize" in res.output
+    assert res.exit_code == 1 and "proposes configurations until" in res.output
+    assert "--budget" in res.output and "--max-pulls" in res.output
     res = invoke("resume", "nothing.db")
     assert res.exit_code == 1 and "no study" in res.output
     assert sorted(os.listdir(in_tmp)) == ["space.toml"]
@@ -383,3 +384,35 @@ def test_script_evaluator_through_the_driver(tmp_path):
                          direction="minimize", n_jobs=2)
     res = run(SuccessiveElimination(3, [1.0], delta=0.1, variance_proxy=0.01), ev)
     assert res.completed and res.recommendation == 0  # the smallest x when minimising
+
+
+
+
+def test_a_gp_study_of_a_script_resumes_as_one_uninterrupted_run(in_tmp):
+    # MF-GP-UCB proposes every configuration after the calibration's 3; nominal costs keep
+    # its choice of fidelity independent of timing, so a stopped and resumed study must
+    # record what one run to the same cap records
+    shell = (EXAMPLES / "space_shell.toml").read_text()
+    Path("space.toml").write_text(shell.replace("factor = 3", 'factor = 3\ncosts = "nominal"'))
+    assert 'costs = "nominal"' in Path("space.toml").read_text()
+    script = ["sh", EXAMPLES / "train_synthetic.sh"]
+    gp = ("--algorithm", "mf-gp-ucb")
+    res = invoke("tune", "space.toml", *gp, "--study", "one.db", "--max-pulls", 24, "--",
+                 *script)
+    assert res.exit_code == 0, res.output
+    assert "3 configurations to calibrate on (the policy proposes the rest)" in res.output
+    assert invoke("tune", "space.toml", *gp, "--study", "two.db", "--max-pulls", 12, "--",
+                  *script).exit_code == 0
+    assert invoke("resume", "two.db", "--max-pulls", 24).exit_code == 0
+    with StudyStore("one.db") as one, StudyStore("two.db") as two:
+        assert len(one.configs()) > 3 and one.configs() == two.configs()
+        assert [(r.arm, r.fidelity, r.score) for r in one.rows()] == \
+            [(r.arm, r.fidelity, r.score) for r in two.rows()]
+        assert one.proposals() == two.proposals()
+        evaluated = len({r.arm for r in two.rows() if r.kind == "policy"})
+    assert f"evaluated: {evaluated} of " in invoke("status", "two.db").output
+    status = invoke("status", "two.db", "--json")
+    summary = json.loads(status.output)
+    best = summary["best"]
+    assert summary["study"]["algorithm"] == "mf-gp-ucb" and best["score"] is not None
+    assert shell_loss(best["config"]) < 0.2  # the bowl's corner is 1.7; its optimum 0.015

@@ -255,4 +255,5 @@ def test_progress_prints_per_verbosity():
         prog(*_batch([1.0]), SimpleNamespace(recommend=lambda: 0))
     lines = out.getvalue().splitlines()
     assert len(lines) == 3  # verbose 2: every batch
-    assert "-1 alive" in lines[-1] and "fidelity" not in lines[-1] and "/" not in lines[-1]
+    # a policy with no survivors (a GP policy) counts the candidates proposed
+    assert "4 proposed" in lines[-1] and "fidelity" not in lines[-1] and "/" not in lines[-1]

@@ -90,8 +90,6 @@ BAD = [
     ({"storage": ""}, "storage", "must be None or the path of a SQLite study file"),
     ({"storage": "s.db", "algorithm": _Policy()}, "storage",
      "needs the algorithm given by name"),
-    ({"storage": "s.db", "algorithm": "mf-gp-ucb", "budget": 10}, "storage",
-     "is not supported with algorithm='mf-gp-ucb'"),
 ]
 
 

@@ -180,13 +180,6 @@ def test_lucb_mu_tilde_bounds():
         ScoreLUCB(2, [1.0, 2.0], [0.1, 0.0], 0.1, procedure="A")
 
 
-def test_gp_algorithms_refuse_storage(data, tmp_path):
-    X, y = data
-    with pytest.raises(ValueError, match="storage"):
-        MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm="mf-gp-ucb",
-                max_pulls=10, storage=str(tmp_path / "s.db")).fit(X, y)
-
-
 def _batches(tuner) -> int:
     """The search's batches in the anytime trace (the calibration's entries have 0 pulls)."""
     return sum(pulls > 0 for _, _, pulls, _ in tuner.history_)

@@ -330,3 +330,50 @@ def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     # the replay tells the cut round's two pulls, as the tuner did: same recommendation
     batches = {r.batch for r in rows_of(path) if r.kind == "policy"}
     assert len(s["timeline"]) == len(batches) >= 3 and s["best"]["arm"] == t.best_index_
+
+
+def test_a_gp_study_resumes_exactly_and_follows_the_points_it_recorded(data, tmp_path, fits,
+                                                                       monkeypatch):
+    # MF-GP-UCB proposes a configuration with every query; the study records each
+    # proposal (unit-cube point and fidelity) and a resume takes the recorded one
+    from mftune.engine.summary import study_summary
+    from mftune.policies.mf_gp_ucb import MFGPUCB
+
+    X, y = data
+    kw = {"algorithm": "mf-gp-ucb", "max_pulls": 45,
+          "space": {"C": Real(1e-4, 1e2, log=True), "tol": Real(1e-5, 1e-2, log=True)}}
+    ref = small(**kw).fit(X, y)
+    n_ref = len(ref.pulls_["candidate"])
+    assert len(ref.cv_results_["params"]) > 3  # the GP proposed beyond the calibration's 3
+    path = tmp_path / "gp.db"
+    fits.update(n=0, interrupt_at=N_CAL + 20)
+    t = small(storage=path, **kw).fit(X, y)
+    assert t.stopping_reason_ == "interrupted"
+    finished = sum(r.finished for r in rows_of(path))
+    fits["n"] = 0
+    t2 = small(storage=path, **kw).fit(X, y)
+    assert_same_pulls(t2, ref)
+    assert t2.cv_results_["params"] == ref.cv_results_["params"]
+    assert t2.best_params_ == ref.best_params_
+    assert fits["n"] == n_ref - finished and t2.n_replayed_ == finished
+    with StudyStore(path) as store:
+        assert store.configs() == ref.cv_results_["params"]
+        assert store.configs(initial=True) == ref.cv_results_["params"][:3]
+        assert sum(d["n_new"] for d in store.proposals().values()) == len(store.configs()) - 3
+    summary = study_summary(path)
+    assert summary["best"]["config"] == ref.best_params_
+    assert summary["best"]["score"] == pytest.approx(ref.best_score_)
+    assert summary["statement"] == t2.guarantee_ and "no stopping rule" in t2.guarantee_
+    # a replay whose GP proposes (slightly) other points, as another machine's floating
+    # point may: the points the study recorded are the ones evaluated and kept
+    original = MFGPUCB._propose
+
+    def moved(self, n):
+        points, fids = original(self, n)
+        return (None if points is None else points * (1 - 1e-6)), fids
+
+    monkeypatch.setattr(MFGPUCB, "_propose", moved)
+    fits["n"] = 0
+    t3 = small(storage=path, **kw).fit(X, y)
+    assert fits["n"] == 0 and t3.cv_results_["params"] == ref.cv_results_["params"]
+    assert t3.best_params_ == ref.best_params_

@@ -40,3 +40,27 @@ def test_four_http_workers_finish_every_pull_once_and_match_the_local_run(server
     csv_text = server.client.export("synth", "csv")
     assert csv_text.splitlines()[0].startswith("id,batch,pos,kind,arm,x,")
     assert len(csv_text.strip().splitlines()) == len(rows) + 1
+
+
+def test_http_workers_run_a_gp_study_on_the_points_its_policy_proposes(server, tmp_path):
+    # MF-GP-UCB proposes every configuration after the first draws; the server records each
+    # proposal and leases its pulls with their configuration, so workers anywhere run them
+    import urllib.request
+
+    from servers import TOKEN
+
+    spec = SPEC.replace('algorithm    = "iise"', 'algorithm    = "mf-gp-ucb"\nmax_pulls = 16')
+    assert server.client.create("gp", spec)["state"] == "running"
+    workers = [start_worker(server, "gp") for _ in range(2)]
+    outputs = [w.communicate(timeout=120)[0] for w in workers]
+    assert all(w.returncode == 0 for w in workers), outputs
+    rows = stored_rows(server.folder / "gp.db")
+    assert len(rows) >= 16 and all(r["status"] == "done" for r in rows)
+    status = server.client.status("gp")
+    n_first = 4  # the calibration's draws ([calibration] arms, default 4)
+    assert max(r["arm"] for r in rows) >= n_first and status["best"]["score"] is not None
+    assert status["best"]["arm"] in {r["arm"] for r in rows}
+    request = urllib.request.Request(f"{server.url}/studies/gp",
+                                     headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=20) as page:
+        assert "mf-gp-ucb" in page.read().decode()

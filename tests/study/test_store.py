@@ -257,13 +257,29 @@ def test_the_first_process_to_end_a_wave_records_it_and_later_ones_read_it(tmp_p
         assert [c["x"] for c in first.configs(initial=True)] == [0.0, 0.1, 0.2]
 
 
+def test_the_first_process_to_record_a_gp_proposal_wins(tmp_path):
+    path = tmp_path / "s.db"
+    with make_store(path, n_arms=3) as first, StudyStore(path) as second:
+        mine = first.propose(0, [[0.5]], [1], [{"x": 0.5}])
+        assert mine == {"points": [[0.5]], "fidelities": [1], "first_arm": 3, "n_new": 1}
+        # another worker's GP asked (nearly) the same query: it gets the recorded one
+        assert second.propose(0, [[0.5000001]], [0], [{"x": 0.5000001}]) == mine
+        second.propose(1, [[0.125], [0.875]], [0, 0], [{"x": 0.125}, {"x": 0.875}])
+        assert sorted(first.proposals()) == [0, 1] and first.proposals()[1]["first_arm"] == 4
+        assert [c["x"] for c in first.configs()] == [0.0, 0.1, 0.2, 0.5, 0.125, 0.875]
+        assert [c["x"] for c in first.configs(initial=True)] == [0.0, 0.1, 0.2]
+
+
 def test_a_file_written_before_waves_were_recorded_reads_as_having_none(tmp_path):
     path = tmp_path / "old.db"
     make_store(path, n_arms=3).close()
     with sqlite3.connect(path) as conn:
-        conn.execute("DROP TABLE waves")  # the layout before the table existed
+        conn.execute("DROP TABLE waves")  # the layout before the tables existed
+        conn.execute("DROP TABLE proposals")
     conn.close()
     with StudyStore(path, readonly=True) as store:  # read-only: nothing is created
-        assert store.waves() == {} and len(store.configs(initial=True)) == 3
+        assert store.waves() == {} and store.proposals() == {}
+        assert len(store.configs(initial=True)) == 3
     with StudyStore(path) as store:  # a writer adds the table and can record waves
         assert store.end_wave(1, "surrogate", [], [])["reason"] == "surrogate"
+        assert store.propose(0, [[0.5]], [0], [{"x": 0.5}])["first_arm"] == 3
