@@ -214,14 +214,23 @@ def study_page(view: dict, summary: dict, rows: list, configs: list | None = Non
     certified = summary.get("status") == "finished"
     statement = summary.get("statement") or (
         "calibrating: the settings (σ, bias bounds, costs) are not known yet")
-    between = "" if certified else (
-        f"<p id='between'>Between the study and its certificate: {alive} of {k} "
-        "configurations still alive; the elimination rule must separate them at "
-        f"{_e(st['fidelity'])}={_e(st['values'][-1])} (engine: {_e(view['state'])}"
-        f"{', ' + _e(view['reason']) if view.get('reason') else ''}).</p>")
+    engine = (f"(engine: {_e(view['state'])}"
+              f"{', ' + _e(view['reason']) if view.get('reason') else ''})")
+    evaluated = summary.get("evaluated")  # a Gaussian-process study: nothing is eliminated
+    if evaluated is not None:
+        between = (f"<p id='between'>{_e(st['algorithm'])} proposes configurations until its "
+                   f"budget or pull cap and gives no certificate: {evaluated} of {k} "
+                   f"evaluated so far {engine}.</p>")
+        done_frac, counted = evaluated / max(k, 1), f"{evaluated} of {k} configurations evaluated"
+    else:
+        between = "" if certified else (
+            f"<p id='between'>Between the study and its certificate: {alive} of {k} "
+            "configurations still alive; the elimination rule must separate them at "
+            f"{_e(st['fidelity'])}={_e(st['values'][-1])} {engine}.</p>")
+        counted = f"{alive} of {k} configurations alive"
     progress = (f"<p id='progress'><b>{summary['pulls']}</b> pulls finished "
                 f"({summary['failed']} failed), {summary['running']} running, cost "
-                f"{summary['cost']:.2f} s · {alive} of {k} configurations alive "
+                f"{summary['cost']:.2f} s · {counted} "
                 f"<span class='bar'><span style='width:{100 * done_frac:.0f}%'></span></span>"
                 f" · leases {view['leases']}, expired {view['expired_leases']}</p>")
     head = "Certificate" if certified else "No certificate yet"
@@ -240,8 +249,10 @@ def study_page(view: dict, summary: dict, rows: list, configs: list | None = Non
                       title="best so far", xlabel="cumulative cost (s)",
                       ylabel=st["objective"], chart_id="chart-best")
               + chart([t["cost"] for t in tl], [t["survivors"] for t in tl], step=True,
-                      title="eliminations over time", xlabel="cumulative cost (s)",
-                      ylabel="configurations alive", chart_id="chart-survivors", y_min=0)
+                      title="eliminations over time" if evaluated is None
+                      else "configurations evaluated", xlabel="cumulative cost (s)",
+                      ylabel="configurations alive" if evaluated is None else "evaluated",
+                      chart_id="chart-survivors", y_min=0)
               + bars([str(f["value"]) for f in fids], [f["cost"] for f in fids],
                      title="cost per fidelity", xlabel=st["fidelity"], ylabel="cost (s)",
                      chart_id="chart-cost")

@@ -63,4 +63,7 @@ def test_http_workers_run_a_gp_study_on_the_points_its_policy_proposes(server, t
     request = urllib.request.Request(f"{server.url}/studies/gp",
                                      headers={"Authorization": f"Bearer {TOKEN}"})
     with urllib.request.urlopen(request, timeout=20) as page:
-        assert "mf-gp-ucb" in page.read().decode()
+        html = page.read().decode()
+    # the page says what a GP study is (no eliminations, no certificate), not "alive"
+    assert "mf-gp-ucb proposes configurations until its budget or pull cap" in html
+    assert "configurations evaluated" in html and "configurations still alive" not in html
