@@ -169,10 +169,11 @@ def test_continued_search_matches_refit_search(data):
     assert np.all(p["saved_cost"][~cont] == 0) and off.continuation_saved_ == 0.0
     assert np.all(p["cache_time"] >= 0)
     assert on.continuation_saved_ == pytest.approx(p["saved_cost"].sum() - p["cache_time"].sum())
-    # every continued pull skips part of its fit (levels 4, 12, 36); whether that beats the
-    # pickling time is a speed question, measured in docs/benchmarks.md, not asserted here
-    # (on a loaded machine the two are of the same order for these small fits)
-    assert np.all(p["saved_cost"][cont] > 0)
+    # every continued pull starts from the fit seconds of its start model (reused_cost > 0
+    # above); the seconds that saved are measurements (a scratch fit of another split minus
+    # this pull's), which on a loaded machine can come out negative for one pull of these
+    # small fits: a speed question, measured in docs/benchmarks.md, not asserted here
+    assert np.all(np.isfinite(p["saved_cost"]))
     assert len(on._evaluator.cache) == 0  # dropped at the end of the search
 
 
