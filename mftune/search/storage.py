@@ -223,7 +223,10 @@ def storage_errors(tuner):
         yield
     except (StudyMismatchError, StudyBusyError) as exc:
         raise ValueError(f"storage={str(tuner.storage)!r}: {exc}") from None
-    except sqlite3.IntegrityError:  # two processes inserted the same batch
+    except sqlite3.IntegrityError as exc:
+        if "UNIQUE" not in str(exc):  # not a race: a row the file cannot hold (say which)
+            raise ValueError(f"storage={str(tuner.storage)!r}: the study file refused a "
+                             f"row ({exc})") from None
         raise ValueError(f"storage={str(tuner.storage)!r}: another process is writing "
                          "this study; run one search per study file at a time") from None
     finally:

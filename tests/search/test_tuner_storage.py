@@ -377,3 +377,23 @@ def test_a_gp_study_resumes_exactly_and_follows_the_points_it_recorded(data, tmp
     t3 = small(storage=path, **kw).fit(X, y)
     assert fits["n"] == 0 and t3.cv_results_["params"] == ref.cv_results_["params"]
     assert t3.best_params_ == ref.best_params_
+
+
+def test_an_integrity_error_is_named_for_what_it_is(data, tmp_path, monkeypatch):
+    # a UNIQUE clash on a batch is another process writing the study; any other refused
+    # row (here: pulls of arms the file never received) is said as it is, not as a race
+    from mftune.engine.search import Search
+
+    X, y = data
+    gp = {"algorithm": "mf-gp-ucb", "max_pulls": 20}
+    monkeypatch.setattr(Search, "_proposed", lambda self, query, points, fids: (points, fids))
+    with pytest.raises(ValueError, match=r"storage=.*refused a row \(FOREIGN KEY"):
+        small(storage=tmp_path / "a.db", **gp).fit(X, y)
+    monkeypatch.undo()
+
+    def clash(*args, **kwargs):
+        raise sqlite3.IntegrityError("UNIQUE constraint failed: pulls.batch, pulls.pos")
+
+    monkeypatch.setattr(StudyStore, "insert_batch", clash)
+    with pytest.raises(ValueError, match="storage=.*another process is writing this study"):
+        small(storage=tmp_path / "b.db").fit(X, y)
