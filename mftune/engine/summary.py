@@ -84,6 +84,8 @@ def _proposed(out: dict, study: StudyRecord, pol_rows, cal_rows) -> dict:
     k = len(study.configs)
     wanted = np.bincount([r.arm for r in pol_rows], minlength=k)
     sums, told, fid = np.zeros(k), np.zeros(k), np.full(k, -1)
+    calibrated = np.zeros(k, dtype=bool)  # the calibration's draws ran too
+    calibrated[[r.arm for r in cal_rows if r.finished]] = True
     cost = float(sum(r.cost or 0.0 for r in cal_rows if r.finished))
     by_batch: dict[int, list] = {}
     for r in pol_rows:
@@ -106,17 +108,19 @@ def _proposed(out: dict, study: StudyRecord, pol_rows, cal_rows) -> dict:
             best = {"arm": arm, "score": float(study.sign * sums[arm] / told[arm]),
                     "fidelity": int(top), "n": int(told[arm])}
         out["timeline"].append({"batch": b, "fidelity": int(by_batch[b][0].fidelity),
-                                "cost": cost, "survivors": int(np.sum(told > 0)),
+                                "cost": cost, "survivors": int(np.sum(calibrated | (told > 0))),
                                 "best_arm": best["arm"], "best_score": best["score"]})
-    out["arms"] = [{"arm": a, "active": True, "eliminated_at": None} for a in range(k)]
+    run = calibrated | (told > 0)
+    out["arms"] = [{"arm": a, "active": True, "eliminated_at": None, "run": bool(run[a])}
+                   for a in range(k)]
     best["config"] = study.configs[best["arm"]]
     reason = study.meta["state"].get("last_reason")
-    text = (f"running: {int(np.sum(told > 0))} configurations evaluated so far; the "
+    text = (f"running: {int(run.sum())} configurations evaluated so far; the "
             f"recommendation is the best so far ({study.algorithm} has no stopping rule)"
             if reason in (None, "interrupted")
             else statement(reason, delta=out["settings"]["delta"], epsilon=None, sigma=[0.0],
                            bias_mode="known", proposed=True))
-    out.update(status="running", alive=k, evaluated=int(np.sum(told > 0)), best=best,
+    out.update(status="running", alive=k, evaluated=int(run.sum()), best=best,
                statement=text)
     return out
 
@@ -141,7 +145,9 @@ def study_summary(path) -> dict:
         same), ``waves`` (a search with waves: each ended wave's
         ``reason`` no candidates followed, or ``None``, and the ``new`` ones it
         added) and ``arms`` (per arm: ``active``, and the fidelity index it was
-        ``eliminated_at``) once the settings are known.
+        ``eliminated_at``; in a Gaussian-process study also whether it was
+        ``run``: the policy may propose points a cap never lets run) once the
+        settings are known.
     """
     with StudyStore(path, readonly=True) as store:
         study = StudyRecord(store)

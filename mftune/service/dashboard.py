@@ -180,6 +180,8 @@ def _arm_table(summary: dict, rows: list, settings: dict | None) -> str:
         info = arms.get(a)
         if info is None:
             state = "-"
+        elif "run" in info:  # a Gaussian-process study: proposed, and run or not yet
+            state = "evaluated" if info["run"] else "proposed, not run"
         elif info["active"]:
             state = "alive"
         else:

@@ -409,10 +409,11 @@ def test_a_gp_study_of_a_script_resumes_as_one_uninterrupted_run(in_tmp):
         assert [(r.arm, r.fidelity, r.score) for r in one.rows()] == \
             [(r.arm, r.fidelity, r.score) for r in two.rows()]
         assert one.proposals() == two.proposals()
-        evaluated = len({r.arm for r in two.rows() if r.kind == "policy"})
+        evaluated = len({r.arm for r in two.rows() if r.finished})  # calibration included
     assert f"evaluated: {evaluated} of " in invoke("status", "two.db").output
     status = invoke("status", "two.db", "--json")
     summary = json.loads(status.output)
+    assert sum(a["run"] for a in summary["arms"]) == evaluated == summary["evaluated"]
     best = summary["best"]
     assert summary["study"]["algorithm"] == "mf-gp-ucb" and best["score"] is not None
     assert shell_loss(best["config"]) < 0.2  # the bowl's corner is 1.7; its optimum 0.015

@@ -67,3 +67,7 @@ def test_http_workers_run_a_gp_study_on_the_points_its_policy_proposes(server, t
     # the page says what a GP study is (no eliminations, no certificate), not "alive"
     assert "mf-gp-ucb proposes configurations until its budget or pull cap" in html
     assert "configurations evaluated" in html and "configurations still alive" not in html
+    # the candidates table: the arms that ran, and the first draws, which no pull ran (the
+    # study knows sigma and its bounds: no calibration)
+    assert "<td class='l'>evaluated</td>" in html
+    assert html.count("<td class='l'>proposed, not run</td>") >= n_first
