@@ -75,21 +75,18 @@ def _waves(study: StudyRecord, settings: dict, updates: dict, cal_rows, waves: d
     return policy
 
 
-def _proposed(out: dict, study: StudyRecord, pol_rows, cal_rows) -> dict:
+def _proposed(out: dict, study: StudyRecord, by_batch: dict, cal_rows, cost: float) -> dict:
     """The rest of :func:`study_summary` for a Gaussian-process policy, read without the GP
     [RECON]: every pull of an arm is one query at one fidelity; the recommendation is the
     complete query with the best mean at the highest fidelity any complete query reached
     (as :meth:`~mftune.policies.continuous.ContinuousPolicy.recommend`); nothing is
-    eliminated and there is no stopping rule."""
+    eliminated and there is no stopping rule. ``by_batch``: the policy's rows by batch;
+    ``cost``: the calibration's."""
     k = len(study.configs)
-    wanted = np.bincount([r.arm for r in pol_rows], minlength=k)
+    wanted = np.bincount([r.arm for rows in by_batch.values() for r in rows], minlength=k)
     sums, told, fid = np.zeros(k), np.zeros(k), np.full(k, -1)
-    calibrated = np.zeros(k, dtype=bool)  # the calibration's draws ran too
-    calibrated[[r.arm for r in cal_rows if r.finished]] = True
-    cost = float(sum(r.cost or 0.0 for r in cal_rows if r.finished))
-    by_batch: dict[int, list] = {}
-    for r in pol_rows:
-        by_batch.setdefault(r.batch, []).append(r)
+    run = np.zeros(k, dtype=bool)  # the calibration's draws ran too
+    run[[r.arm for r in cal_rows if r.finished]] = True
     worst: dict = {}
     best = {"arm": 0, "score": None, "fidelity": None, "n": 0}
     for b in sorted(by_batch):
@@ -99,6 +96,7 @@ def _proposed(out: dict, study: StudyRecord, pol_rows, cal_rows) -> dict:
             np.add.at(sums, arms, batch_rewards(done, worst, study.error_reward))
             np.add.at(told, arms, 1)
             fid[arms] = [r.fidelity for r in done]
+            run[arms] = True
             cost += float(sum(r.cost or 0.0 for r in done))
         complete = (told > 0) & (told == wanted)
         if complete.any():
@@ -108,9 +106,8 @@ def _proposed(out: dict, study: StudyRecord, pol_rows, cal_rows) -> dict:
             best = {"arm": arm, "score": float(study.sign * sums[arm] / told[arm]),
                     "fidelity": int(top), "n": int(told[arm])}
         out["timeline"].append({"batch": b, "fidelity": int(by_batch[b][0].fidelity),
-                                "cost": cost, "survivors": int(np.sum(calibrated | (told > 0))),
+                                "cost": cost, "survivors": int(run.sum()),
                                 "best_arm": best["arm"], "best_score": best["score"]})
-    run = calibrated | (told > 0)
     out["arms"] = [{"arm": a, "active": True, "eliminated_at": None, "run": bool(run[a])}
                    for a in range(k)]
     best["config"] = study.configs[best["arm"]]
@@ -201,17 +198,17 @@ def study_summary(path) -> dict:
             out["error"] = state["error"]
         return out
     out["settings"] = settings
+    cost = float(sum(r.cost or 0.0 for r in cal_rows if r.finished))
+    by_batch: dict[int, list] = {}
+    for r in pol_rows:
+        by_batch.setdefault(r.batch, []).append(r)
     if study.algorithm in POINT_ALGORITHMS:
-        return _proposed(out, study, pol_rows, cal_rows)
+        return _proposed(out, study, by_batch, cal_rows, cost)
     policy = (_waves(study, settings, updates, cal_rows, waves, initial)
               if meta["spec"].get("adaptive")
               else study.new_policy(settings, updates))
     in_force = dict(settings)
     bound = study.needs[0] if study.needs else None
-    cost = float(sum(r.cost or 0.0 for r in cal_rows if r.finished))
-    by_batch: dict[int, list] = {}
-    for r in pol_rows:
-        by_batch.setdefault(r.batch, []).append(r)
     worst: dict = {}
     b = study.first_batch
     while b in by_batch and not policy.done:
