@@ -77,18 +77,35 @@ def _waves(study: StudyRecord, settings: dict, updates: dict, cal_rows, waves: d
 
 def _proposed(out: dict, study: StudyRecord, by_batch: dict, cal_rows, cost: float) -> dict:
     """The rest of :func:`study_summary` for a Gaussian-process policy, read without the GP
-    [RECON]: every pull of an arm is one query at one fidelity; the recommendation is the
-    complete query with the best mean at the highest fidelity any complete query reached
-    (as :meth:`~mftune.policies.continuous.ContinuousPolicy.recommend`); nothing is
+    [RECON]: every pull of an arm is one query at one fidelity, and the calibration's pulls
+    are evidence the GP was told first; the recommendation is the complete query with the
+    best mean at the highest fidelity any complete query reached, before the first one the
+    calibrated candidate so chosen (as
+    :meth:`~mftune.policies.continuous.ContinuousPolicy.recommend`); nothing is
     eliminated and there is no stopping rule. ``by_batch``: the policy's rows by batch;
     ``cost``: the calibration's."""
-    k = len(study.configs)
+    k, n_fid = len(study.configs), study.n_fidelities
     wanted = np.bincount([r.arm for rows in by_batch.values() for r in rows], minlength=k)
     sums, told, fid = np.zeros(k), np.zeros(k), np.full(k, -1)
     run = np.zeros(k, dtype=bool)  # the calibration's draws ran too
     run[[r.arm for r in cal_rows if r.finished]] = True
     worst: dict = {}
-    best = {"arm": 0, "score": None, "fidelity": None, "n": 0}
+    # the calibration is evidence the GP was told first (PointArms.add_evidence): one mean
+    # per (candidate, fidelity), in that order; its best answers until a query is complete
+    ev = np.empty((4, 0))  # rows: candidate, fidelity, mean, pulls
+    if cal_rows:
+        rewards = batch_rewards(cal_rows, worst, study.error_reward)
+        key, at = np.unique([r.arm * n_fid + r.fidelity for r in cal_rows], return_inverse=True)
+        n = np.bincount(at)
+        ev = np.vstack([*np.divmod(key, n_fid), np.bincount(at, rewards) / n, n])
+
+    def best_of(arms, fids, means, n) -> dict:
+        top = fids.max()
+        i = int(np.flatnonzero(fids == top)[np.argmax(means[fids == top])])
+        return {"arm": int(arms[i]), "score": float(study.sign * means[i]),
+                "fidelity": int(top), "n": int(n[i])}
+
+    best = best_of(*ev) if ev.size else {"arm": 0, "score": None, "fidelity": None, "n": 0}
     for b in sorted(by_batch):
         done = [r for r in by_batch[b] if r.finished]
         if done:
@@ -98,13 +115,9 @@ def _proposed(out: dict, study: StudyRecord, by_batch: dict, cal_rows, cost: flo
             fid[arms] = [r.fidelity for r in done]
             run[arms] = True
             cost += float(sum(r.cost or 0.0 for r in done))
-        complete = (told > 0) & (told == wanted)
-        if complete.any():
-            top = fid[complete].max()
-            cand = np.flatnonzero(complete & (fid == top))
-            arm = int(cand[np.argmax(sums[cand] / told[cand])])
-            best = {"arm": arm, "score": float(study.sign * sums[arm] / told[arm]),
-                    "fidelity": int(top), "n": int(told[arm])}
+        q = np.flatnonzero((told > 0) & (told == wanted))  # the complete queries
+        if q.size:
+            best = best_of(q, fid[q], sums[q] / told[q], told[q])
         out["timeline"].append({"batch": b, "fidelity": int(by_batch[b][0].fidelity),
                                 "cost": cost, "survivors": int(run.sum()),
                                 "best_arm": best["arm"], "best_score": best["score"]})

@@ -218,9 +218,9 @@ class PointArms:
     ----------
     journal : callable or None
         ``journal(query, points, fidelities) -> (points, fidelities)``: the
-        points asked from the inner policy's query ``query`` on as a study
-        recorded them first (a resume, another worker); they replace this
-        run's in the inner policy's history.
+        points asked from the inner policy's query ``query`` on (numbered from
+        0, evidence not counted) as a study recorded them first (a resume,
+        another worker); they replace this run's in the inner policy's history.
     """
 
     def __init__(self, inner, space, candidates: list, n_splits: int, grow):
@@ -282,7 +282,7 @@ class PointArms:
             return Pulls.empty()
         points, fids = q.points, q.fidelities
         if self.journal is not None:
-            points, fids = self.journal(int(q.arms[0]), points, fids)
+            points, fids = self.journal(int(q.arms[0]) - self.inner.n_evidence, points, fids)
             self.inner.X_[q.arms], self.inner.fidelities_[q.arms] = points, fids
         configs = self.space.from_unit(points)
         first = len(self.candidates)
@@ -296,6 +296,36 @@ class PointArms:
             self._open[int(query)] = [0, 0.0, 0.0, self.n_splits]  # told, sum, cost, expected
         self._pending += len(arms) * self.n_splits
         return Pulls(np.repeat(arms, self.n_splits), np.repeat(fids, self.n_splits))
+
+    def add_evidence(self, arms, fidelities, rewards) -> None:
+        """Tell the inner policy results from outside its queries (the tuner's calibration).
+
+        The split scores of each candidate at each fidelity become one
+        observation, their mean (as a query's splits do), in the order of
+        (candidate, fidelity); the GP fits them, and the best of them is the
+        recommendation until the first query is told. They are not the
+        policy's pulls (:attr:`stats` leaves them out).
+        Must come before the first :meth:`ask`.
+
+        Parameters
+        ----------
+        arms, fidelities : array-like of int
+            Candidate indices (into ``candidates``) and fidelities, one per score.
+        rewards : array-like of float
+        """
+        arms = np.asarray(arms, dtype=np.int64).reshape(-1)
+        fids = np.asarray(fidelities, dtype=np.int64).reshape(-1)
+        rewards = np.asarray(rewards, dtype=float).reshape(-1)
+        if not arms.size == fids.size == rewards.size:
+            raise ValueError("arms, fidelities and rewards must have the same length")
+        if arms.size and (arms.min() < 0 or arms.max() >= self.n_arms):
+            raise ValueError(f"arms must be candidate indices in [0, {self.n_arms})")
+        key, at = np.unique(arms * self.n_fidelities + fids, return_inverse=True)
+        means = np.bincount(at, rewards) / np.bincount(at)
+        cand, fid = np.divmod(key, self.n_fidelities)
+        points = self.space.to_unit([self.candidates[a] for a in cand])
+        self.inner.add_evidence(points, fid, means)
+        self._arm_of_query.extend(cand.tolist())
 
     def tell(self, pulls: Pulls, rewards, costs=None) -> None:
         """Accumulate split scores; tell the GP a query's mean once all its splits are in."""

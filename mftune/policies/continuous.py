@@ -11,6 +11,7 @@ it). :class:`ContinuousPolicy` speaks the same protocol, so
     policy.done                 # capital spent (False when open-ended)
     policy.recommend()          # history index of the recommended point
     policy.recommend_point()    # that point, in unit-cube coordinates
+    policy.add_evidence(points, fidelities, rewards)  # results from outside, before any ask
 
 ``recommend()`` returns an *index into the policy's history* (an int, as the
 driver and :class:`~mftune.policies.base.PolicySummary` expect): the best
@@ -90,7 +91,8 @@ class ContinuousPolicy(ABC):
         self.fidelities_ = np.empty(0, dtype=np.int64)
         self.rewards_ = np.empty(0)
         self.pull_costs_ = np.empty(0)
-        self.status_ = np.empty(0, dtype=np.int8)  # 0 pending, 1 told, 2 cancelled
+        # 0 pending, 1 told, 2 cancelled, 3 evidence (told from outside: add_evidence)
+        self.status_ = np.empty(0, dtype=np.int8)
         self.spent_ = 0.0
         self.n_rounds = 0
 
@@ -135,17 +137,7 @@ class ContinuousPolicy(ABC):
         costs : array-like of float, shape (n,), optional
             Measured costs; default the nominal cost of each fidelity.
         """
-        rewards = np.asarray(rewards, dtype=float).reshape(-1)
-        if rewards.size != len(pulls):
-            raise ValueError(
-                f"rewards must have one entry per pull ({len(pulls)}); got {rewards.size}"
-            )
-        if not np.all(np.isfinite(rewards)):
-            raise ValueError("rewards must be finite; record failures with a finite error score")
-        costs = (self.costs[pulls.fidelities] if costs is None
-                 else np.asarray(costs, dtype=float).reshape(-1))
-        if costs.size != len(pulls):
-            raise ValueError(f"costs must have one entry per pull ({len(pulls)}); got {costs.size}")
+        rewards, costs = self._results(pulls.fidelities, rewards, costs, "pull")
         idx = pulls.arms
         if (np.any(idx < 0) or np.any(idx >= self.status_.size)
                 or np.any(self.status_[idx] != 0) or np.unique(idx).size != idx.size
@@ -157,6 +149,64 @@ class ContinuousPolicy(ABC):
         self.spent_ += float(costs.sum())
         self.n_rounds += 1
         self._after_tell(pulls, rewards, costs)
+
+    def add_evidence(self, points, fidelities, rewards, costs=None) -> None:
+        """Record results obtained outside the policy, before its first :meth:`ask`.
+
+        Evidence (e.g. the tuner's calibration) joins the data the policy
+        models (:meth:`observations`) and answers :meth:`recommend` until the
+        first told pull, but is not one of its pulls: :meth:`history`,
+        :meth:`summary` and the capital leave it out.
+
+        Parameters
+        ----------
+        points : array-like, shape (n, n_dims)
+            Unit-cube points.
+        fidelities : array-like of int, shape (n,)
+        rewards : array-like of float, shape (n,)
+            Finite values (higher is better).
+        costs : array-like of float, shape (n,), optional
+            What they cost; default the nominal cost of each fidelity.
+        """
+        if self.status_.size:
+            raise ValueError("add_evidence() must come before the first ask()")
+        pts = check_unit_points(points, self.n_dims)
+        fids = np.asarray(fidelities).reshape(-1)
+        if fids.size != len(pts):
+            raise ValueError(f"fidelities must have one entry per point ({len(pts)}); "
+                             f"got {fids.size}")
+        if fids.size and (not np.issubdtype(fids.dtype, np.integer) or fids.min() < 0
+                          or fids.max() >= self.n_fidelities):
+            raise ValueError(f"fidelities must be integers in 0..{self.n_fidelities - 1}; "
+                             f"got {fids.tolist()}")
+        rewards, costs = self._results(fids, rewards, costs, "point")
+        self.X_ = pts.copy()
+        self.fidelities_ = fids.astype(np.int64)
+        self.rewards_ = rewards.copy()
+        self.pull_costs_ = costs.copy()
+        self.status_ = np.full(len(pts), 3, dtype=np.int8)
+
+    def _results(self, fids, rewards, costs, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """``rewards`` and ``costs`` (default nominal) checked: one finite entry per ``what``."""
+        n = len(fids)
+        rewards = np.asarray(rewards, dtype=float).reshape(-1)
+        if rewards.size != n:
+            raise ValueError(f"rewards must have one entry per {what} ({n}); got {rewards.size}")
+        if not np.all(np.isfinite(rewards)):
+            raise ValueError("rewards must be finite; record failures with a finite error score")
+        costs = self.costs[fids] if costs is None else np.asarray(costs, dtype=float).reshape(-1)
+        if costs.size != n:
+            raise ValueError(f"costs must have one entry per {what} ({n}); got {costs.size}")
+        return rewards, costs
+
+    @property
+    def n_evidence(self) -> int:
+        """Entries of the history recorded by :meth:`add_evidence` (they come first)."""
+        return int(np.sum(self.status_ == 3))
+
+    def _known(self) -> np.ndarray:
+        """Mask of the history entries with a result: told pulls and evidence."""
+        return (self.status_ == 1) | (self.status_ == 3)
 
     def cancel(self, pulls: Pulls) -> None:
         """Forget outstanding pulls that will not be run."""
@@ -181,8 +231,11 @@ class ContinuousPolicy(ABC):
         return int(np.sum(self.status_ == 0))
 
     def recommend(self) -> int:
-        """History index of the best observation at the highest fidelity observed (-1: none)."""
+        """History index of the best told pull at the highest fidelity the pulls reached;
+        before the first told pull, of the best evidence (-1: neither)."""
         told = self.status_ == 1
+        if not told.any():
+            told = self.status_ == 3
         if not told.any():
             return -1
         top = self.fidelities_[told].max()
@@ -196,8 +249,9 @@ class ContinuousPolicy(ABC):
 
     # -- data access ------------------------------------------------------------
     def observations(self, fidelity: int) -> tuple[np.ndarray, np.ndarray]:
-        """Points and rewards told at ``fidelity`` (in telling order of asking)."""
-        mask = (self.status_ == 1) & (self.fidelities_ == fidelity)
+        """Points and rewards known at ``fidelity``: the evidence, then the told pulls in
+        order of asking."""
+        mask = self._known() & (self.fidelities_ == fidelity)
         return self.X_[mask], self.rewards_[mask]
 
     def history(self) -> dict:

@@ -217,3 +217,49 @@ def test_ard_replayable_and_one_length_scale_per_dimension():
     np.testing.assert_array_equal(a.X_, b.X_)
     np.testing.assert_array_equal(a.fidelities_, b.fidelities_)
     assert all(np.shape(gp.length_scale_) == (3,) for gp in a.gps_)
+
+
+def test_evidence_is_data_and_the_answer_until_the_first_told_pull():
+    # results from outside (the tuner's calibration) come first in the history: the GPs
+    # fit them, ζ is read off every point evaluated at both of the two lowest fidelities,
+    # they answer recommend() until the first told pull, and the policy's own pulls, costs
+    # and initial design leave them out
+    fn = get_mf_function("currin")  # d = 2, M = 2
+    pts = np.array([[0.2, 0.8], [0.6, 0.3]])
+    y = np.r_[fn(pts, 0), fn(pts, 1)]
+    y[2] = y[0] + 3.0  # the first point 3.0 higher at fidelity 1 than at fidelity 0
+    pol = MFGPUCB(2, fn.costs, random_state=0)
+    plain = MFGPUCB(2, fn.costs, random_state=0)
+    pol.add_evidence(np.vstack([pts, pts]), [0, 0, 1, 1], y)
+    assert pol.n_evidence == 4 and pol.recommend() == 2 + int(np.argmax(y[2:]))
+    assert plain.recommend() == -1
+    pulls, same = pol.ask(), plain.ask()
+    np.testing.assert_array_equal(pulls.points, same.points)  # the same initial design
+    assert pulls.arms.min() == 4
+    with pytest.raises(ValueError, match="before the first ask"):
+        pol.add_evidence(pts, [0, 0], y[:2])
+    rewards = np.r_[fn(pulls.points[:40], 0), fn(pulls.points[40:], 1)]
+    pol.tell(pulls, rewards)
+    plain.tell(same, rewards)
+    assert pol.zeta_[0] == pytest.approx(6.0) and plain.zeta_[0] < 6.0  # twice the gap
+    X0, y0 = pol.observations(0)
+    np.testing.assert_array_equal(X0[:2], pts)
+    assert y0.size == pol.gps_[0].n_obs_ == 42 and pol.gps_[1].n_obs_ == 7
+    assert pol.recommend() >= 4  # a told pull answers now
+    assert pol.summary().pulls_per_fidelity.tolist() == [40, 5]
+    assert pol.history()["points"].shape == (45, 2)
+    assert pol.spent_ == pytest.approx(plain.spent_)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"points": [[0.5, 1.5]]}, "unit cube"),
+    ({"fidelities": [2]}, r"fidelities must be integers in 0\.\.1"),
+    ({"rewards": [np.nan]}, "finite"),
+    ({"rewards": [0.0, 1.0]}, "one entry per point"),
+])
+def test_bad_evidence_is_refused(kwargs, match):
+    args = {"points": [[0.5, 0.5]], "fidelities": [0], "rewards": [0.0]} | kwargs
+    pol = MFGPUCB(2, [1.0, 10.0], random_state=0)
+    with pytest.raises(ValueError, match=match):
+        pol.add_evidence(args["points"], args["fidelities"], args["rewards"])
+    assert pol.X_.shape == (0, 2)  # nothing recorded

@@ -87,6 +87,38 @@ def test_gp_algorithms_propose_new_candidates(data, algorithm):
     assert again.candidates_ == same.candidates_  # replayable for a fixed seed
 
 
+@pytest.mark.parametrize("algorithm", ["mf-gp-ucb", "gp-ucb"])
+def test_the_gps_are_told_the_calibration(data, algorithm):
+    # the calibration's pulls are evidence: one observation per calibrated candidate and
+    # fidelity (the mean of its splits), in the GP's data before its own queries
+    X, y = data
+    t = MFTuner(LogisticRegression(solver="liblinear"), SPACE, algorithm=algorithm, cv=3,
+                fidelities=[100, 399], max_pulls=120, random_state=0).fit(X, y)
+    pol, inner = t.policy_, t.policy_.inner
+    cal = np.asarray(t.pulls_["phase"]) == "calibration"
+    arms = np.asarray(t.pulls_["candidate"])[cal]
+    fids = np.asarray(t.pulls_["fidelity"])[cal]
+    scores = np.asarray(t.pulls_["score"])[cal]
+    groups = sorted(set(zip(arms.tolist(), fids.tolist(), strict=True)))
+    assert inner.n_evidence == len(groups) == 2 * t.n_calibration
+    e = inner.n_evidence
+    assert inner.fidelities_[:e].tolist() == [m for _, m in groups]
+    np.testing.assert_allclose(inner.rewards_[:e], [scores[(arms == a) & (fids == m)].mean()
+                                                    for a, m in groups])
+    np.testing.assert_array_equal(inner.X_[:e],
+                                  pol.space.to_unit([t.candidates_[a] for a, _ in groups]))
+    # MF-GP-UCB's GPs of the calibrated fidelities were fitted on them too (GP-UCB's one
+    # GP is at the top fidelity, which the calibration does not reach here)
+    if algorithm == "mf-gp-ucb":
+        for m in range(2):
+            own = np.sum((inner.status_ == 1) & (inner.fidelities_ == m))
+            assert inner.gps_[m].n_obs_ == inner.observations(m)[1].size == e // 2 + own
+    # the policy's pulls leave them out
+    told = inner.status_ == 1
+    assert inner.summary().pulls_per_fidelity.sum() == told.sum() == len(np.unique(
+        np.asarray(t.pulls_["candidate"])[~cal])) == pol.stats.counts.sum()
+
+
 def test_score_lucb_is_wang_lucb_on_rescaled_rewards():
     # With sigma = 1/2 the rescaling is the identity: ScoreLUCB must make exactly the
     # decisions of MultiFidelityLUCB (unclipped, random ties) on the same rewards.

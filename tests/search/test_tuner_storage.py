@@ -379,6 +379,31 @@ def test_a_gp_study_resumes_exactly_and_follows_the_points_it_recorded(data, tmp
     assert t3.best_params_ == ref.best_params_
 
 
+def test_a_gp_study_answers_with_the_calibration_until_a_query_is_told(data, tmp_path, fits):
+    # the calibration is evidence the GP is told first: stopped in its first query, the
+    # tuner and the study file both recommend the calibrated candidate with the best mean
+    # at the highest calibrated fidelity (not candidate 0)
+    from mftune.engine.summary import study_summary
+
+    X, y = data
+    path = tmp_path / "gp.db"
+    fits.update(n=0, interrupt_at=N_CAL + 1)
+    t = small(storage=path, algorithm="mf-gp-ucb",
+              space={"C": Real(1e-4, 1e2, log=True), "tol": Real(1e-5, 1e-2, log=True)}
+              ).fit(X, y)
+    assert t.stopping_reason_ == "interrupted" and t.n_pulls_ == 0
+    cal = [r for r in rows_of(path) if r.kind == "calibration"]
+    top = max(r.fidelity for r in cal)
+    means = {a: np.mean([r.reward for r in cal if r.arm == a and r.fidelity == top])
+             for a in sorted({r.arm for r in cal})}
+    best = max(means, key=means.get)
+    assert means[best] > min(means.values())  # a real choice among the three
+    summary = study_summary(path)
+    assert t.best_index_ == summary["best"]["arm"] == best
+    assert summary["best"]["score"] == pytest.approx(means[best]) == t.best_score_
+    assert summary["best"]["fidelity"] == top and summary["best"]["n"] == 2
+
+
 def test_an_integrity_error_is_named_for_what_it_is(data, tmp_path, monkeypatch):
     # a UNIQUE clash on a batch is another process writing the study; any other refused
     # row (here: pulls of arms the file never received) is said as it is, not as a race
