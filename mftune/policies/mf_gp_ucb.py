@@ -227,8 +227,8 @@ class MFGPUCB(ContinuousPolicy):
     def _finish_init(self) -> None:
         X0, y0 = self.observations(0)
         X1, y1 = self.observations(1)
-        # every fidelity-1 point is also a fidelity-0 point: the initial design's first n2,
-        # and the evidence's points (add_evidence) evaluated at both
+        # the points evaluated at both fidelities: the initial design's first n2 and any
+        # evidence's (add_evidence) at both; each fidelity-1 point with its fidelity-0 twin
         same = np.all(X1[:, None, :] == X0[None, :, :], axis=2)
         paired = same.any(axis=1)
         if not self.known_zeta and paired.any():
