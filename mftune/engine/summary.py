@@ -46,11 +46,12 @@ class _Initial:
         """Nothing to grow: the replay evaluates nothing."""
 
 
-def _waves(study: StudyRecord, settings: dict, updates: dict, cal_rows, waves: dict,
-           initial: list):
+def _waves(study: StudyRecord, settings: dict, updates: dict, cal_rows, cal_rewards,
+           waves: dict, initial: list):
     """The search with waves of a study, to replay [RECON]: its first candidates, the
-    calibration's results (which answer wave 1's pulls, as in the search) and each wave's
-    end as the study recorded it (no surrogate runs, no space is needed)."""
+    calibration's results (which answer wave 1's pulls, as in the search; ``cal_rewards``
+    are those the search told, stand-ins for failed pulls included) and each wave's end as
+    the study recorded it (no surrogate runs, no space is needed)."""
     extra = study.meta["spec"]
     n = len(initial)
     ctx = replace(context_from_settings(study.algorithm, n, settings, study.seed),
@@ -65,17 +66,17 @@ def _waves(study: StudyRecord, settings: dict, updates: dict, cal_rows, waves: d
         return data["reason"], study.configs[first:first + data["n_new"]]
 
     policy.journal = journal
-    done = [r for r in cal_rows if r.finished]
-    if done:
-        policy.add_evidence([r.arm for r in done], [r.fidelity for r in done],
-                            batch_rewards(done, {}, study.error_reward))
+    if cal_rows:
+        policy.add_evidence([r.arm for r in cal_rows], [r.fidelity for r in cal_rows],
+                            cal_rewards)
     for b in sorted(updates):
         if b < study.first_batch:
             apply_update(policy, updates[b])
     return policy
 
 
-def _proposed(out: dict, study: StudyRecord, by_batch: dict, cal_rows, cost: float) -> dict:
+def _proposed(out: dict, study: StudyRecord, by_batch: dict, cal_rows, cal_rewards,
+              worst: dict, cost: float) -> dict:
     """The rest of :func:`study_summary` for a Gaussian-process policy, read without the GP
     [RECON]: every pull of an arm is one query at one fidelity, and the calibration's pulls
     are evidence the GP was told first; the recommendation is the complete query with the
@@ -83,21 +84,20 @@ def _proposed(out: dict, study: StudyRecord, by_batch: dict, cal_rows, cost: flo
     calibrated candidate so chosen (as
     :meth:`~mftune.policies.continuous.ContinuousPolicy.recommend`); nothing is
     eliminated and there is no stopping rule. ``by_batch``: the policy's rows by batch;
-    ``cost``: the calibration's."""
+    ``cal_rewards``, ``worst`` and ``cost``: the calibration's rewards as told, the failed-pull
+    rule's state after them, and its cost."""
     k, n_fid = len(study.configs), study.n_fidelities
     wanted = np.bincount([r.arm for rows in by_batch.values() for r in rows], minlength=k)
     sums, told, fid = np.zeros(k), np.zeros(k), np.full(k, -1)
     run = np.zeros(k, dtype=bool)  # the calibration's draws ran too
     run[[r.arm for r in cal_rows if r.finished]] = True
-    worst: dict = {}
     # the calibration is evidence the GP was told first (PointArms.add_evidence): one mean
     # per (candidate, fidelity), in that order; its best answers until a query is complete
     ev = np.empty((4, 0))  # rows: candidate, fidelity, mean, pulls
     if cal_rows:
-        rewards = batch_rewards(cal_rows, worst, study.error_reward)
         key, at = np.unique([r.arm * n_fid + r.fidelity for r in cal_rows], return_inverse=True)
         n = np.bincount(at)
-        ev = np.vstack([*np.divmod(key, n_fid), np.bincount(at, rewards) / n, n])
+        ev = np.vstack([*np.divmod(key, n_fid), np.bincount(at, cal_rewards) / n, n])
 
     def best_of(arms, fids, means, n) -> dict:
         top = fids.max()
@@ -215,14 +215,17 @@ def study_summary(path) -> dict:
     by_batch: dict[int, list] = {}
     for r in pol_rows:
         by_batch.setdefault(r.batch, []).append(r)
+    # the failed-pull rule's "lowest reward seen" starts with the calibration, as the
+    # search's evaluator does
+    worst: dict = {}
+    cal_rewards = batch_rewards(cal_rows, worst, study.error_reward) if cal_rows else []
     if study.algorithm in POINT_ALGORITHMS:
-        return _proposed(out, study, by_batch, cal_rows, cost)
-    policy = (_waves(study, settings, updates, cal_rows, waves, initial)
+        return _proposed(out, study, by_batch, cal_rows, cal_rewards, worst, cost)
+    policy = (_waves(study, settings, updates, cal_rows, cal_rewards, waves, initial)
               if meta["spec"].get("adaptive")
               else study.new_policy(settings, updates))
     in_force = dict(settings)
     bound = study.needs[0] if study.needs else None
-    worst: dict = {}
     b = study.first_batch
     while b in by_batch and not policy.done:
         rows_b = by_batch[b]
