@@ -248,10 +248,11 @@ class ContinuousPolicy(ABC):
         return None if i < 0 else self.X_[i].copy()
 
     # -- data access ------------------------------------------------------------
-    def observations(self, fidelity: int) -> tuple[np.ndarray, np.ndarray]:
-        """Points and rewards known at ``fidelity``: the evidence, then the told pulls in
-        order of asking."""
-        mask = self._known() & (self.fidelities_ == fidelity)
+    def observations(self, fidelity: int, evidence: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Points and rewards known at ``fidelity``: the evidence (unless ``evidence`` is
+        False), then the told pulls in order of asking."""
+        known = self._known() if evidence else self.status_ == 1
+        mask = known & (self.fidelities_ == fidelity)
         return self.X_[mask], self.rewards_[mask]
 
     def history(self) -> dict:

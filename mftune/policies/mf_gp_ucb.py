@@ -16,9 +16,7 @@ Practical pieces (all on by default, each can be switched off):
 * ``β_t = 0.2 d log(2 d t)`` [code] (``beta="theory"``: the Srinivas-type
   form, :func:`mftune.radii.gp_ucb_beta`);
 * tied biases ``ζ^(m) = Σ_{l ≥ m} d_l``, initialised from the initial points
-  evaluated at the two lowest fidelities (and the points of any evidence,
-  :meth:`~mftune.policies.continuous.ContinuousPolicy.add_evidence`, evaluated
-  at both), and grown on a violation: after a
+  evaluated at the two lowest fidelities, and grown on a violation: after a
   query at ``m_t > 0`` whose value is more than ``0.9 d`` away from the
   fidelity-``(m_t - 1)`` posterior mean, the same point is also queried at
   ``m_t - 1`` (its cost counts); if ``y_t - f^(m_t-1)(x_t) > 0.9 d`` then
@@ -225,17 +223,16 @@ class MFGPUCB(ContinuousPolicy):
         return np.r_[np.cumsum(self._dz[::-1])[::-1], 0.0]
 
     def _finish_init(self) -> None:
-        X0, y0 = self.observations(0)
-        X1, y1 = self.observations(1)
-        # the points evaluated at both fidelities: the initial design's first n2 and any
-        # evidence's (add_evidence) at both; each fidelity-1 point with its fidelity-0 twin
-        same = np.all(X1[:, None, :] == X0[None, :, :], axis=2)
-        paired = same.any(axis=1)
-        if not self.known_zeta and paired.any():
-            diff = y1[paired] - y0[same.argmax(axis=1)[paired]]
+        # from the initial design only, as the authors do; evidence (add_evidence) is data
+        # for the GPs, not for these rules
+        _, y0 = self.observations(0, evidence=False)
+        _, y1 = self.observations(1, evidence=False)
+        if not self.known_zeta and y1.size:
+            # the fidelity-1 points are the first n2 fidelity-0 points
+            diff = y1 - y0[: y1.size]
             self._dz[:] = _ceil4(2 * max(0.0, float(diff.max())))
         if self.gamma_ is None:
-            yr = self.rewards_[self._known()]
+            yr = self.rewards_[self.status_ == 1]
             rng_y = float(yr.max() - yr.min()) if yr.size else 1.0
             self.gamma_ = np.full(self.n_fidelities - 1, max(_ceil4(0.01 * rng_y), 1e-4))
         self._refit(optimize=True)
