@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..policies.adapters import evidence_means
 from ..policies.registry import POINT_ALGORITHMS, context_from_settings
 from ..study.record import StudyRecord, apply_update, statement
 from ..study.replay import batch_rewards, replay
@@ -93,11 +94,8 @@ def _proposed(out: dict, study: StudyRecord, by_batch: dict, cal_rows, cal_rewar
     run[[r.arm for r in cal_rows if r.finished]] = True
     # the calibration is evidence the GP was told first (PointArms.add_evidence): one mean
     # per (candidate, fidelity), in that order; its best answers until a query is complete
-    ev = np.empty((4, 0))  # rows: candidate, fidelity, mean, pulls
-    if cal_rows:
-        key, at = np.unique([r.arm * n_fid + r.fidelity for r in cal_rows], return_inverse=True)
-        n = np.bincount(at)
-        ev = np.vstack([*np.divmod(key, n_fid), np.bincount(at, cal_rewards) / n, n])
+    ev = np.vstack(evidence_means([r.arm for r in cal_rows], [r.fidelity for r in cal_rows],
+                                  cal_rewards, n_fid))  # rows: candidate, fidelity, mean, pulls
 
     def best_of(arms, fids, means, n) -> dict:
         top = fids.max()

@@ -33,7 +33,7 @@ from .._validation import check_costs
 from .base import ArmStats, Pulls
 from .lucb import MultiFidelityLUCB
 
-__all__ = ["PointArms", "ScoreLUCB", "lucb_mu_tilde"]
+__all__ = ["PointArms", "ScoreLUCB", "evidence_means", "lucb_mu_tilde"]
 
 
 def lucb_mu_tilde(cal_means, xi_cal, radius: float, upper: float | None) -> tuple[float, float]:
@@ -198,6 +198,20 @@ class ScoreLUCB(MultiFidelityLUCB):
         self._select()
 
 
+def evidence_means(arms, fidelities, rewards, n_fidelities: int) -> tuple[np.ndarray, ...]:
+    """One observation per (candidate, fidelity) of split scores: their mean, in the order
+    of (candidate, fidelity), as :meth:`PointArms.add_evidence` tells a GP.
+
+    Returns ``(candidates, fidelities, means, counts)``, arrays of one entry per pair.
+    """
+    arms = np.asarray(arms, dtype=np.int64).reshape(-1)
+    fids = np.asarray(fidelities, dtype=np.int64).reshape(-1)
+    key, at = np.unique(arms * n_fidelities + fids, return_inverse=True)
+    counts = np.bincount(at, minlength=key.size)
+    sums = np.bincount(at, np.asarray(rewards, dtype=float).reshape(-1), minlength=key.size)
+    return (*np.divmod(key, n_fidelities), sums / np.maximum(counts, 1), counts)
+
+
 class PointArms:
     """Run a continuous-space policy over a growing list of tuner candidates.
 
@@ -320,9 +334,7 @@ class PointArms:
             raise ValueError("arms, fidelities and rewards must have the same length")
         if arms.size and (arms.min() < 0 or arms.max() >= self.n_arms):
             raise ValueError(f"arms must be candidate indices in [0, {self.n_arms})")
-        key, at = np.unique(arms * self.n_fidelities + fids, return_inverse=True)
-        means = np.bincount(at, rewards) / np.bincount(at)
-        cand, fid = np.divmod(key, self.n_fidelities)
+        cand, fid, means, _ = evidence_means(arms, fids, rewards, self.n_fidelities)
         points = self.space.to_unit([self.candidates[a] for a in cand])
         self.inner.add_evidence(points, fid, means)
         self._arm_of_query.extend(cand.tolist())
