@@ -94,8 +94,8 @@ def _proposed(out: dict, study: StudyRecord, by_batch: dict, cal_rows, cal_rewar
     run[[r.arm for r in cal_rows if r.finished]] = True
     # the calibration is evidence the GP was told first (PointArms.add_evidence): one mean
     # per (candidate, fidelity), in that order; its best answers until a query is complete
-    ev = np.vstack(evidence_means([r.arm for r in cal_rows], [r.fidelity for r in cal_rows],
-                                  cal_rewards, n_fid))  # rows: candidate, fidelity, mean, pulls
+    ev = evidence_means([r.arm for r in cal_rows], [r.fidelity for r in cal_rows],
+                        cal_rewards, n_fid)  # candidates, fidelities, means, pulls
 
     def best_of(arms, fids, means, n) -> dict:
         top = fids.max()
@@ -103,7 +103,7 @@ def _proposed(out: dict, study: StudyRecord, by_batch: dict, cal_rows, cal_rewar
         return {"arm": int(arms[i]), "score": float(study.sign * means[i]),
                 "fidelity": int(top), "n": int(n[i])}
 
-    best = best_of(*ev) if ev.size else {"arm": 0, "score": None, "fidelity": None, "n": 0}
+    best = best_of(*ev) if ev[0].size else {"arm": 0, "score": None, "fidelity": None, "n": 0}
     for b in sorted(by_batch):
         done = [r for r in by_batch[b] if r.finished]
         if done:
