@@ -71,8 +71,8 @@ from .tuner_vs_halving import TASKS as HALVING_TASKS
 from .tuner_vs_halving import Row, Task, _split, tuner_options
 
 __all__ = ["HELD_AT", "METHODS", "REFERENCES", "TASKS", "Row", "dense_grid", "format_table",
-           "held_scores", "load_baseline", "report_json", "rows_to_json", "run_task",
-           "shift_space", "summarize"]
+           "held_scores", "load_baseline", "paired_signs", "report_json", "rows_to_json",
+           "run_task", "shift_space", "summarize"]
 
 
 def _kde_data(seed: int, n: int = 6000):
@@ -442,6 +442,75 @@ def _paired_line(rows: list[Row], summary: list[dict]) -> str | None:
             "reached the target)")
 
 
+#: The criteria of :func:`paired_signs`: time-to-target (lower is better) and the
+#: score held at 25 % and 100 % of the budget (higher is better).
+PAIRED_CRITERIA = ("time-to-target", "test @25%", "test @100%")
+
+
+def _per_seed(rows: list[Row], method: str, criterion: str) -> dict[int, float]:
+    """``{seed: value}`` of ``method`` for ``criterion``, oriented so that higher is
+    better (time-to-target negated; a held score without a recommendation is ``-inf``)."""
+    out = {}
+    for r in rows:
+        if r.method != method:
+            continue
+        if criterion == "time-to-target":
+            out[r.seed] = -r.time_to_target
+        else:
+            i = HELD_AT.index(float(criterion.split("@")[1].rstrip("%")) / 100)
+            v = r.test_held[i] if i < len(r.test_held) else np.nan
+            out[r.seed] = -np.inf if np.isnan(v) else v
+    return out
+
+
+def paired_signs(rows: list[Row], summary: list[dict]) -> list[dict]:
+    """MFTuner against the best peer of each criterion, seed by seed, with a sign test.
+
+    For each of :data:`PAIRED_CRITERIA` the best peer is the one with the best
+    median (:func:`summarize`); on each seed both ran, MFTuner is ahead, behind
+    or level (equal values, or both never on target), and the two-sided exact
+    sign test (``scipy.stats.binomtest``, p = 1/2, level seeds left out) says
+    how likely so uneven a split is between methods that are equally good.
+
+    Returns
+    -------
+    list of dict
+        Keys ``criterion``, ``peer``, ``ahead``, ``behind``, ``level`` and
+        ``p_value`` (1.0 with no uneven seed); empty without MFTuner or a peer.
+    """
+    from scipy.stats import binomtest
+
+    peers = {s["method"]: s for s in summary if s["method"] in PEERS}
+    if not peers or not any(r.method == "MFTuner" for r in rows):
+        return []
+    out = []
+    for crit in PAIRED_CRITERIA:
+        if crit == "time-to-target":
+            peer = min(peers, key=lambda m: peers[m]["time_to_target"]["median"])
+        else:
+            key = crit.split("@")[1]
+            med = {m: s["test_held"].get(key, np.nan) for m, s in peers.items()}
+            peer = max(med, key=lambda m: -np.inf if np.isnan(med[m]) else med[m])
+        mf, pe = _per_seed(rows, "MFTuner", crit), _per_seed(rows, peer, crit)
+        seeds = [s for s in mf if s in pe]
+        ahead = sum(mf[s] > pe[s] for s in seeds)
+        behind = sum(mf[s] < pe[s] for s in seeds)
+        n = ahead + behind
+        out.append({"criterion": crit, "peer": peer, "ahead": ahead, "behind": behind,
+                    "level": len(seeds) - n,
+                    "p_value": float(binomtest(ahead, n).pvalue) if n else 1.0})
+    return out
+
+
+def _signs_line(signs: list[dict]) -> str | None:
+    if not signs:
+        return None
+    parts = [f"{d['criterion']} vs {d['peer']} {d['ahead']}/{d['behind']}/{d['level']} "
+             f"(p = {d['p_value']:.2f})" for d in signs]
+    return (f"{'':14s} MFTuner against the best peer, seeds ahead/behind/level (two-sided "
+            "sign test): " + "; ".join(parts))
+
+
 def _held_cell(summary: dict, key: str) -> str:
     m, k = summary["test_held"].get(key, np.nan), summary["held_seeds"].get(key, 0)
     text = "none" if np.isnan(m) else f"{m:.4f}"
@@ -469,10 +538,9 @@ def format_table(rows: list[Row]) -> str:
                        + f" {s['final_test']:11.4f} {s['wall']['median']:8.1f} "
                        + (f"{s['certified']:>6d}/{s['seeds']}" if s["certified"] is not None
                           else f"{'—':>9s}"))
-        line = _paired_line([r for r in rows if r.task == task],
-                            [s for s in summary if s["task"] == task])
-        if line:
-            out.append(line)
+        tr, ts = [r for r in rows if r.task == task], [s for s in summary if s["task"] == task]
+        out += [line for line in (_paired_line(tr, ts), _signs_line(paired_signs(tr, ts)))
+                if line]
     return "\n".join(out)
 
 
@@ -497,5 +565,9 @@ def report_json(rows: list[Row]) -> dict:
         if isinstance(x, dict):
             return {k: clean(v) for k, v in x.items()}
         return _num(x) if isinstance(x, float) else x
+    summary = summarize(rows)
+    paired = {task: paired_signs([r for r in rows if r.task == task],
+                                 [s for s in summary if s["task"] == task])
+              for task in dict.fromkeys(r.task for r in rows)}
     return {"held_at": list(HELD_AT), "rows": rows_to_json(rows),
-            "summary": [clean(s) for s in summarize(rows)]}
+            "summary": [clean(s) for s in summary], "paired": paired}

@@ -44,11 +44,15 @@ from ._groups import bench, parse_list
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The --json report of an earlier run: its targets are used, and its rows "
                    "of the methods not run now join the report.")
+@click.option("--report", "report", type=click.Path(exists=True, dir_okay=False),
+              multiple=True,
+              help="Print the table of an earlier --json report (repeat for several: their "
+                   "rows joined), summarised by this version, and exit; runs nothing.")
 @click.option("--tuner-params", default=None,
               help="A JSON object of extra MFTuner keywords for its rows, e.g. "
                    "'{\"algorithm_params\": {\"top_glr\": \"paired-t\"}}'.")
 def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_file, dense,
-                 json_out, baseline, tuner_params):
+                 json_out, baseline, report, tuner_params):
     """Time-to-target and held test scores of MFTuner and its peers, side by side.
 
     Every method runs one evaluation at a time, one after the other, in this
@@ -73,6 +77,9 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
     )
     from ..policies.registry import available
 
+    if report:
+        click.echo(format_table([r for path in report for r in load_baseline(path, ())[1]]))
+        return
     chosen = parse_list(tasks, tuple(TASKS), "--tasks")
     extra = _tuner_params(tuner_params)
     if space_shift and (baseline or grid_file):

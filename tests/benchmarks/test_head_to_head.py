@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mftune.benchmarks.head_to_head import _test_at, _time_to_target, format_table
 from mftune.benchmarks.tuner_vs_halving import TASKS, Row, halving_min_resources
@@ -220,3 +221,58 @@ def test_a_shifted_space_moves_each_numeric_range_up_on_its_scale(monkeypatch, t
         assert res.exit_code == 2 and "--space-shift" in res.output and seen == {}
     res = CliRunner().invoke(main, ["bench", "head-to-head", "--space-shift", "1"])
     assert res.exit_code == 2 and "--space-shift" in res.output
+
+
+def test_paired_signs_count_seeds_against_the_best_peer_of_each_criterion():
+    from mftune.benchmarks.head_to_head import paired_signs, report_json, summarize
+
+    # (time-to-target, held at 25 %, 50 %, 100 %) per seed
+    mf = [(1.0, (0.90, 0.90, 0.92)), (np.inf, (np.nan, 0.85, 0.85)), (2.0, (0.91, 0.91, 0.91)),
+          (3.0, (0.80, 0.80, 0.93)), (np.inf, (0.70, 0.70, 0.70))]
+    tpe = [(2.0, (0.89, 0.89, 0.90)), (5.0, (0.88, 0.88, 0.90)), (2.0, (0.91, 0.91, 0.91)),
+           (4.0, (0.85, 0.85, 0.90)), (np.inf, (0.75, 0.75, 0.75))]
+    smac = [(9.0, (0.99, 0.99, 0.80))] * 5
+    rows = [Row("t", s, m, 10.0, t, 0.9, 0.85, "", held)
+            for m, runs in (("MFTuner", mf), ("Optuna TPE", tpe), ("SMAC", smac))
+            for s, (t, held) in enumerate(runs)]
+    signs = {d["criterion"]: d for d in paired_signs(rows, summarize(rows))}
+    # time: TPE (median 4.0) beats SMAC (9.0); MFTuner sooner on seeds 0 and 3, later on 1
+    # (never), level on 2 (equal) and 4 (both never).
+    t = signs["time-to-target"]
+    assert (t["peer"], t["ahead"], t["behind"], t["level"]) == ("Optuna TPE", 2, 1, 2)
+    assert t["p_value"] == 1.0  # 2 of 3 uneven seeds: P(>= 2 of 3 either way) = 1
+    # at 25 % SMAC holds the best median (0.99); MFTuner is behind on every seed, the one
+    # without a recommendation (nan) counting as the lowest score.
+    h = signs["test @25%"]
+    assert (h["peer"], h["ahead"], h["behind"], h["level"]) == ("SMAC", 0, 5, 0)
+    assert abs(h["p_value"] - 2 / 32) < 1e-12  # exact two-sided sign test, 5 of 5
+    # at 100 % TPE (median 0.90) beats SMAC (0.80): ahead on 0 and 3, behind on 1 and 4.
+    f = signs["test @100%"]
+    assert (f["peer"], f["ahead"], f["behind"], f["level"]) == ("Optuna TPE", 2, 2, 1)
+    assert "time-to-target vs Optuna TPE 2/1/2 (p = 1.00)" in format_table(rows)
+    assert report_json(rows)["paired"]["t"][1]["behind"] == 5
+    # No peer, or no MFTuner: nothing to pair.
+    assert paired_signs([r for r in rows if r.method == "MFTuner"],
+                        summarize([r for r in rows if r.method == "MFTuner"])) == []
+
+
+def test_report_reprints_an_earlier_json_report_without_running(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from mftune.benchmarks import head_to_head as h2h
+    from mftune.cli import main
+
+    rows = [Row("kde", s, m, 20.0, t, 0.9, 0.85, "", (0.9, 0.9, 0.9))
+            for s in range(3) for m, t in (("MFTuner", 1.0 + s), ("SMAC", 2.0))]
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(h2h.report_json(rows)))
+    monkeypatch.setattr(h2h, "run_task", lambda *a, **k: pytest.fail("ran a task"))
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--report", str(path)])
+    assert res.exit_code == 0, res.output
+    assert res.output.strip() == h2h.format_table(h2h.load_baseline(path, ())[1])
+    # MFTuner sooner on seed 0 (1.0 < 2.0), level on 1, later on 2
+    assert "time-to-target vs SMAC 1/1/1" in res.output
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--report", str(tmp_path / "no")])
+    assert res.exit_code == 2 and "--report" in res.output
