@@ -128,6 +128,12 @@ class Evaluator:
         """Evaluate one pull; override in subclasses."""
         raise NotImplementedError
 
+    def repeats_splits(self) -> bool:
+        """Whether a pull repeated the data split of an earlier pull of its (arm,
+        fidelity), so that it is not the independent evaluation a certificate assumes
+        (an evaluator whose splits can run out says so; by default, never)."""
+        return False
+
     def evaluate(self, pulls: Pulls) -> Outcomes:
         """Evaluate a batch through joblib (:func:`parallel_map`)."""
         points = [None] * len(pulls) if pulls.points is None else list(pulls.points)

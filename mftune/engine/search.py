@@ -574,6 +574,8 @@ class Search:
                     self.evaluator.release(result.cancelled)
         if reason == "interrupted":
             self._cancel_outstanding()
+        if reason in ("stopping-rule", "tie") and self.evaluator.repeats_splits():
+            reason = "repeated-splits"  # the rule counted repeats as independent evidence
         self.stopping_reason_ = reason
         self.guarantee_ = self.statement(reason)
         if self.recorder is not None:

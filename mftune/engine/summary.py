@@ -257,7 +257,7 @@ def study_summary(path) -> dict:
                         policy.eliminated_fidelity[a])} for a in range(k)]
     alive = int(policy.active.sum())
     last = meta["state"].get("last_reason")
-    reason = "stopping-rule" if policy.done else last
+    reason = "stopping-rule" if policy.done and last != "repeated-splits" else last
     best = _best(policy, study.sign)
     best["config"] = study.configs[best["arm"]]
     if reason in (None, "interrupted"):
@@ -269,7 +269,8 @@ def study_summary(path) -> dict:
                          bias_mode=in_force.get("bias_mode", "known"),
                          tie=meta["state"].get("tie"), top_test=in_force.get("top_glr"),
                          waves=policy.coverage() if hasattr(policy, "coverage") else None)
-    out.update(status="finished" if reason in ("stopping-rule", "tie") else "running",
+    out.update(status="finished" if reason in ("stopping-rule", "tie", "repeated-splits")
+               else "running",
                alive=alive, best=best, statement=text)
     return out
 

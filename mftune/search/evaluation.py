@@ -5,7 +5,9 @@
 (docs/tuner.md):
 
 * takes the next cross-validation split of that (candidate, fidelity) pair,
-  cycling through the folds and then through reshuffled repeats of them;
+  cycling through the folds and then through reshuffled repeats of them (a
+  splitter without ``random_state``, e.g. ``LeaveOneGroupOut`` or a list of
+  splits, repeats the same folds: :attr:`CVEvaluator.fixed_splits`);
 * with ``fidelity="n_samples"`` trains on a random subset of ``n_m`` rows of
   the training fold, stratified for classifiers (every class keeps a row);
   with ``fidelity="<param>"`` sets that estimator parameter to the level and
@@ -45,6 +47,7 @@ hang. Forking (not ``forkserver``/``spawn``) keeps scripts without an
 
 from __future__ import annotations
 
+import copy
 import os
 import socket
 import time
@@ -54,7 +57,6 @@ from collections.abc import Iterable
 import numpy as np
 from joblib import effective_n_jobs
 from sklearn.base import clone, is_classifier
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
 
 from ..engine.driver import Evaluator, Outcome, Outcomes, parallel_map
@@ -259,15 +261,29 @@ class CVEvaluator(Evaluator):
             self._splits[repeat] = list(self._repeat_cv(repeat).split(self.X, self.y, self.groups))
         return self._splits[repeat][fold]
 
+    @property
+    def fixed_splits(self) -> bool:
+        """Whether the splitter gives the same folds on every repeat (it has no
+        ``random_state`` to reseed: ``LeaveOneGroupOut``, ``TimeSeriesSplit``,
+        ``PredefinedSplit``, a list of splits...)."""
+        return not hasattr(self.cv, "random_state")
+
     def _repeat_cv(self, repeat: int):
-        cv = self.cv
-        seed = self.random_state + 7919 * repeat
-        if isinstance(cv, (KFold, StratifiedKFold)):
-            return type(cv)(n_splits=cv.n_splits, shuffle=True, random_state=seed)
-        params = cv.get_params() if hasattr(cv, "get_params") else {}
-        if "random_state" in params and params.get("shuffle", True):
-            return clone(cv).set_params(random_state=seed)
-        return cv  # deterministic splitter: repeats reuse the same folds
+        """The splitter of repeat ``repeat >= 1``: a copy shuffling with a seed of its own
+        (``shuffle`` turned on where the splitter has it, as for ``KFold``), or the
+        splitter itself when its splits are fixed."""
+        if self.fixed_splits:
+            return self.cv
+        cv = copy.deepcopy(self.cv)
+        if hasattr(cv, "shuffle"):
+            cv.shuffle = True
+        cv.random_state = self.random_state + 7919 * repeat
+        return cv
+
+    def repeats_splits(self) -> bool:
+        """Whether a pull reused the split of an earlier pull of its (candidate, fidelity):
+        a splitter with fixed splits, asked for more than ``n_splits`` pulls of a pair."""
+        return self.fixed_splits and bool(np.any(self.next_split > self.n_splits))
 
     def train_rows(self, arm: int, fidelity: int, split: int) -> tuple[np.ndarray, np.ndarray]:
         """Training and validation rows of one pull (subsets drawn for ``n_samples``).

@@ -45,7 +45,9 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
     Parameters
     ----------
     reason : str
-        ``"stopping-rule"``, ``"tie"``, or why it stopped early (``"budget"``...).
+        ``"stopping-rule"``, ``"tie"``, ``"repeated-splits"`` (the rule's end, but
+        with evaluations that repeat a data split: no certificate), or why it stopped
+        early (``"budget"``...).
     delta, epsilon : float
         The confidence and the accepted gap (``None`` or 0: the best).
     sigma : array-like
@@ -78,6 +80,13 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
                 "objective is deterministic, so no more pulls can separate them; every other "
                 f"candidate was eliminated with probability >= {1 - delta:g}; the first of "
                 "them is recommended")
+    if reason == "repeated-splits":
+        return ("no confidence statement: the stopping rule ended the search, but some "
+                "candidates were evaluated more times than the cross-validation splitter "
+                "has splits, and it gives the same splits on every repeat (no random_state "
+                "to reshuffle), so those evaluations repeat earlier ones instead of being the "
+                "independent evaluations the rule assumes; the recommendation is the best "
+                "surviving candidate at the highest fidelity reached")
     if proposed:
         return (f"no confidence statement: a Gaussian-process policy has no stopping rule "
                 f"(stopped: {reason}); the recommendation is the best configuration evaluated "
