@@ -168,7 +168,10 @@ def n_samples_schedule(
         vals = np.asarray(fidelities, dtype=float).reshape(-1)
         if vals.size == 0 or not np.all(np.isfinite(vals)) or np.any(vals <= 0):
             raise ValueError(f"fidelities must be positive sizes or fractions; got {fidelities!r}")
-        sizes = np.where(vals <= 1.0, np.round(vals * n_max), np.round(vals)).astype(np.int64)
+        # a fraction is a float in (0, 1]; an integer (1 included) is a number of rows
+        share = np.array([isinstance(v, (float, np.floating)) for v in
+                          np.asarray(fidelities, dtype=object).reshape(-1)]) & (vals <= 1.0)
+        sizes = np.where(share, np.round(vals * n_max), np.round(vals)).astype(np.int64)
         if np.any(np.diff(sizes) <= 0):
             raise ValueError(f"fidelities must be strictly increasing; got {fidelities!r}")
         if sizes[-1] > n_max:
@@ -184,6 +187,9 @@ def n_samples_schedule(
         elif isinstance(min_resources, bool) or not isinstance(min_resources, numbers.Integral):
             raise ValueError(f"min_resources must be a positive integer or 'auto'; "
                              f"got {min_resources!r}")
+        elif min_resources >= n_max:
+            raise ValueError(f"min_resources={min_resources} must be below the rows of the "
+                             f"smallest training fold ({n_max}), the top fidelity")
         if min_resources >= n_max:
             return [int(n_max)]
         levels = geometric_schedule(min_resources, n_max, factor)

@@ -58,7 +58,11 @@ def test_n_samples_schedule_geometric_and_explicit():
     assert auto[-1] == 10800 and len(auto) == 4 and auto[0] == 400
     assert n_samples_schedule(1000, fidelities=[100, 300]) == [100, 300, 1000]
     assert n_samples_schedule(1000, fidelities=[0.1, 0.5, 1.0]) == [100, 500, 1000]
-    assert n_samples_schedule(50, min_resources=80) == [50]
+    # integers are rows (1 too); only floats in (0, 1] are shares of the fold
+    assert n_samples_schedule(1000, fidelities=[1, 10, 100]) == [1, 10, 100, 1000]
+    # the smallest subset must lie below the top (as HalvingRandomSearchCV refuses it)
+    with pytest.raises(ValueError, match=r"^min_resources=80 must be below .*\(50\)"):
+        n_samples_schedule(50, min_resources=80)
 
 
 @pytest.mark.parametrize("kwargs", [

@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from .._validation import check_bias
 from ..policies import registry as algorithms
 from ..policies.adapters import PointArms, lucb_mu_tilde
 from ..policies.base import Pulls, leader
@@ -133,6 +134,11 @@ class Search:
         if known and len(self.bias) != n_fid:
             raise ValueError(f"bias must have one bound per fidelity ({n_fid}: {self.levels}); "
                              f"got {len(self.bias)}")
+        if known:  # the values too, before anything runs (the policy takes them as they are)
+            check_bias(self.bias, "bias", monotone=False)
+        if not isinstance(self.costs, str) and len(self.costs) != n_fid:
+            raise ValueError(f"costs must have one entry per fidelity ({n_fid}: {self.levels}); "
+                             f"got {len(self.costs)}")
 
     def needs_calibration(self) -> bool:
         """A calibration runs unless σ is given and the bias bounds are known (or M = 1)."""
@@ -179,10 +185,7 @@ class Search:
             est = self._calibrate(len(candidates), rng)
         if isinstance(self.costs, str) and self.costs == "levels":
             costs = running_costs(prior, np.ones(n_fid), prior)
-        elif not isinstance(self.costs, str):
-            if len(self.costs) != n_fid:
-                raise ValueError(f"costs must have one entry per fidelity ({n_fid}: {levels}); "
-                                 f"got {len(self.costs)}")
+        elif not isinstance(self.costs, str):  # its length checked by choose_algorithm
             costs = np.asarray(self.costs, dtype=float)
         elif est is not None:
             costs = est.costs

@@ -21,7 +21,7 @@ class Delegation:
 
     @property
     def classes_(self):
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted("classes_")
         return self.best_estimator_.classes_
 
     def _check_refitted(self, name):

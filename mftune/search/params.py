@@ -31,6 +31,12 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
     if not isinstance(self.fidelity, str):
         raise ValueError(f"fidelity must be 'n_samples' or the name of an estimator "
                          f"parameter; got {self.fidelity!r}")
+    if self.fidelities is not None and (isinstance(self.fidelities, str)
+                                        or not hasattr(self.fidelities, "__len__")):
+        raise ValueError(f"fidelities must be a sequence; got {self.fidelities!r}")
+    if self.fidelities is not None and any(
+            isinstance(v, numbers.Real) and not np.isfinite(v) for v in self.fidelities):
+        raise ValueError(f"fidelities must be finite; got {list(self.fidelities)!r}")
     if self.fidelity != "n_samples":
         valid = self.estimator.get_params(deep=True)
         if self.fidelity not in valid:
@@ -39,8 +45,6 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
         if self.fidelities is None or len(self.fidelities) < 1:
             raise ValueError(f"fidelities: give the values of {self.fidelity!r} to "
                              "evaluate at (increasing, the last is the target)")
-    if self.fidelities is not None and not hasattr(self.fidelities, "__len__"):
-        raise ValueError(f"fidelities must be a sequence; got {self.fidelities!r}")
     if self.min_resources != "auto" and not (_is_int(self.min_resources)
                                               and self.min_resources >= 1):
         raise ValueError(f"min_resources must be 'auto' or an integer >= 1; "

@@ -46,8 +46,8 @@ def build_pulls(records, levels) -> dict:
         "saved_cost": saved_estimates(records),
         "cache_time": np.array([r.cache_time for r in records], dtype=float),
     }
-    for m in metrics:
-        cols[f"score_{m}" if len(metrics) > 1 else "score"] = np.array(
+    for m in metrics:  # one metric, "score" (single-metric scoring) or by its name
+        cols["score" if m == "score" else f"score_{m}"] = np.array(
             [r.scores.get(m, np.nan) for r in records], dtype=float)
     return cols
 
@@ -91,8 +91,7 @@ def build_cv_results(candidates, records, levels, metrics, metric, best_index,
     at_top = (len(records) > 0) & (fid == reached[arm] if len(records) else np.zeros(0, bool))
     res: dict = {"params": list(candidates)}
     res.update(_param_columns(candidates))
-    single = len(metrics) == 1
-    for name in metrics:
+    for name in metrics:  # "score" with single-metric scoring, as GridSearchCV names it
         vals = np.array([r.scores.get(name, np.nan) for r in records], dtype=float)
         mean = np.full(n, np.nan)
         std = np.full(n, np.nan)
@@ -100,10 +99,9 @@ def build_cv_results(candidates, records, levels, metrics, metric, best_index,
             v = vals[at_top & (arm == k)]
             mean[k] = v.mean()
             std[k] = v.std()
-        suffix = "score" if single else name
-        res[f"mean_test_{suffix}"] = mean
-        res[f"std_test_{suffix}"] = std
-    key = "score" if single else metric
+        res[f"mean_test_{name}"] = mean
+        res[f"std_test_{name}"] = std
+    key = metric
     mean = np.nan_to_num(res[f"mean_test_{key}"], nan=-np.inf)
     order = np.lexsort((-mean, -reached))
     order = np.concatenate([[best_index], order[order != best_index]])

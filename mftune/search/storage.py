@@ -205,7 +205,9 @@ def _check_same(store: StudyStore, record: dict, storage, random_state) -> None:
         raise ValueError(f"storage={str(storage)!r} holds a study that MFTuner did not write "
                          "(a script study of mftune tune?); choose another storage path")
     new = _norm(record["spec"]["tuner"])
-    differ += [k for k in sorted(set(new) | set(stored)) if new.get(k) != stored.get(k)]
+    differ += [k if k != "batch_size" else  # the argument that sets it
+               f"n_jobs (batches of {stored.get(k)} pulls stored, {new.get(k)} now)"
+               for k in sorted(set(new) | set(stored)) if new.get(k) != stored.get(k)]
     if differ:
         hint = (" (random_state is a RandomState: give an integer to resume)"
                 if "random_state" in differ and isinstance(random_state, np.random.RandomState)

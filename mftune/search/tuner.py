@@ -532,9 +532,8 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         self.cv_results_["wave"] = np.asarray(getattr(policy, "wave_of", np.ones(n_cand)),
                                               dtype=np.int64)
         self.waves_ = list(getattr(policy, "waves_", []))
-        key = "score" if not self.multimetric_ else self._metric
         self.best_params_ = dict(self.candidates_[best])
-        self.best_score_ = float(self.cv_results_[f"mean_test_{key}"][best])
+        self.best_score_ = float(self.cv_results_[f"mean_test_{self._metric}"][best])
         self.guarantee_ = self._engine.statement(reason)
         self._say(1, f"stopped: {reason}; {self.guarantee_}")
         self._say(1, f"best #{best} {self.best_params_} score {self.best_score_:.4f} at "

@@ -16,6 +16,7 @@ import numpy as np
 from click.testing import CliRunner
 
 from mftune.cli import main
+from mftune.engine.driver import Evaluator
 from mftune.engine.search import Search
 from mftune.policies.base import Pulls
 from mftune.scripts.spacefile import load_spacefile
@@ -64,10 +65,11 @@ def store_configs(path) -> list[dict]:
         return store.configs()
 
 
-class FunctionEvaluator:
+class FunctionEvaluator(Evaluator):
     """The in-process face: the same objective as a Python call."""
 
     def __init__(self, score, configs, levels, n_splits):
+        super().__init__()
         self.score, self.candidates, self.levels = score, configs, levels
         self.metric, self.n_splits, self.phase = "score", n_splits, "search"
         self.records = []

@@ -262,6 +262,42 @@ def test_scoring_dict_groups_and_fit_params(data):
         small(scoring={"acc": "accuracy", "auc": "roc_auc"}).fit(X, y)
 
 
+def test_refit_false_says_so_for_what_needs_the_refitted_estimator(data):
+    X, y = data
+    t = small(refit=False, max_pulls=20).fit(X, y)
+    for name in ("classes_", "predict"):
+        with pytest.raises(AttributeError, match=f"^{name} is available only with refit=True"):
+            getattr(t, name)(X) if name == "predict" else getattr(t, name)
+    assert not hasattr(t, "classes_") and small(max_pulls=20).fit(X, y).classes_.size == 2
+
+
+@pytest.mark.parametrize("scoring", [{"acc": "accuracy"}, ["accuracy"]])
+def test_multimetric_scoring_with_one_metric_is_named_as_gridsearchcv_names_it(data, scoring):
+    X, y = data
+    name = "acc" if isinstance(scoring, dict) else "accuracy"
+    t = small(scoring=scoring, refit=name).fit(X, y)
+    assert t.multimetric_ and f"mean_test_{name}" in t.cv_results_
+    assert f"rank_test_{name}" in t.cv_results_ and "mean_test_score" not in t.cv_results_
+    assert t.best_score_ == t.cv_results_[f"mean_test_{name}"][t.best_index_]
+    assert f"score_{name}" in t.pulls_ and "score" not in t.pulls_
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"costs": [1.0, 2.0]}, r"^costs must have one entry per fidelity \(3"),
+    ({"bias": [0.1, -0.1, 0.0]}, r"^bias must be non-negative"),
+    ({"bias": [0.1, 0.05, 0.01]}, r"^bias must end with 0"),
+    ({"bias": [np.nan, 0.05, 0.0]}, r"^bias must contain finite numbers"),
+])
+def test_bias_and_costs_are_checked_before_anything_runs(data, tmp_path, kwargs, match):
+    X, y = data
+    path = tmp_path / "s.db"
+    t = small(storage=str(path), fidelities=[50, 150, 400], **kwargs)
+    with pytest.raises(ValueError, match=match):
+        t.fit(X, y)
+    assert not path.exists()  # nothing written, nothing fitted
+    assert not hasattr(t, "pulls_")
+
+
 def test_regressor_and_clone():
     X, y = make_regression(300, 5, noise=5.0, random_state=0)
     t = MFTuner(Ridge(), {"alpha": Real(1e-3, 1e3, log=True)}, n_candidates=5, cv=3,

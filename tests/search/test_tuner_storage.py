@@ -210,6 +210,7 @@ def test_ctrl_c_during_calibration_leaves_a_resumable_study(data, tmp_path, fits
     ({"delta": 0.1}, "delta"),
     ({"estimator": LogisticRegression(solver="liblinear", penalty="l1")}, "estimator"),
     ({"adaptive": True}, "waves"),
+    ({"n_jobs": 2}, r"n_jobs \(batches of 1 pulls stored, 2 now\)"),  # best-first rounds
 ])
 def test_incompatible_study_raises_naming_storage(data, tmp_path, change, what):
     X, y = data
