@@ -71,9 +71,9 @@ def build_cv_results(candidates, records, levels, metrics, metric, best_index,
 
     Scores are summarised at the highest fidelity the candidate reached
     (its mean and standard deviation over that fidelity's pulls, failures
-    counted with their error score). ``rank_test_<metric>`` orders candidates
-    by (highest fidelity reached, mean score) and puts the recommended
-    candidate first.
+    counted with their error score). ``rank_test_<name>`` orders candidates
+    by (highest fidelity reached, mean score) for every metric, and puts the
+    recommended candidate first in the ranking of the optimised ``metric``.
     """
     n, n_fid = len(candidates), len(levels)
     arm = np.array([r.arm for r in records], dtype=np.int64)
@@ -101,13 +101,14 @@ def build_cv_results(candidates, records, levels, metrics, metric, best_index,
             std[k] = v.std()
         res[f"mean_test_{name}"] = mean
         res[f"std_test_{name}"] = std
-    key = metric
-    mean = np.nan_to_num(res[f"mean_test_{key}"], nan=-np.inf)
-    order = np.lexsort((-mean, -reached))
-    order = np.concatenate([[best_index], order[order != best_index]])
-    rank = np.empty(n, dtype=np.int32)
-    rank[order] = np.arange(1, n + 1)
-    res[f"rank_test_{key}"] = rank
+    for name in metrics:  # every metric ranked, the optimised one with the answer first
+        mean = np.nan_to_num(res[f"mean_test_{name}"], nan=-np.inf)
+        order = np.lexsort((-mean, -reached))
+        if name == metric:
+            order = np.concatenate([[best_index], order[order != best_index]])
+        rank = np.empty(n, dtype=np.int32)
+        rank[order] = np.arange(1, n + 1)
+        res[f"rank_test_{name}"] = rank
     res["fidelity_reached"] = reached
     res["level_reached"] = [levels[r] if r >= 0 else None for r in reached]
     with np.errstate(invalid="ignore", divide="ignore"):

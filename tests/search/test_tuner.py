@@ -257,6 +257,9 @@ def test_scoring_dict_groups_and_fit_params(data):
     t = small(scoring={"acc": "accuracy", "auc": "roc_auc"}, refit="auc",
               cv=GroupKFold(3)).fit(X, y, groups=groups, sample_weight=w)
     assert "mean_test_auc" in t.cv_results_ and "mean_test_acc" in t.cv_results_
+    assert t.cv_results_["rank_test_auc"][t.best_index_] == 1  # the answer first
+    acc = t.cv_results_["rank_test_acc"]  # every metric ranked, as in GridSearchCV
+    assert sorted(acc) == list(range(1, 7))
     assert t.best_score_ == t.cv_results_["mean_test_auc"][t.best_index_]
     with pytest.raises(ValueError, match="refit"):
         small(scoring={"acc": "accuracy", "auc": "roc_auc"}).fit(X, y)
