@@ -27,14 +27,19 @@ __all__ = ["export_csv", "export_rows", "failure_cause", "study_summary", "write
 
 
 def _best(policy, sign: float) -> dict:
+    """The recommendation and its mean at the highest fidelity it has results at (the
+    calibration's evidence counted, as the anytime recommendation counts it)."""
     arm = int(policy.recommend())
-    counts = policy.stats.counts[:, arm]
+    counts, sums = policy.stats.counts[:, arm], policy.stats.sums[:, arm]
+    evidence = getattr(policy, "evidence_", None)
+    if evidence is not None:
+        counts, sums = counts + evidence.counts[:, arm], sums + evidence.sums[:, arm]
     with_data = np.flatnonzero(counts > 0)
     if with_data.size == 0:
         return {"arm": arm, "score": None, "fidelity": None, "n": 0}
     m = int(with_data[-1])
-    return {"arm": arm, "score": float(sign * policy.stats.sums[m, arm] / counts[m]),
-            "fidelity": m, "n": int(counts[m])}
+    return {"arm": arm, "score": float(sign * sums[m] / counts[m]), "fidelity": m,
+            "n": int(counts[m])}
 
 
 class _Initial:
@@ -198,7 +203,7 @@ def study_summary(path) -> dict:
             "running": sum(r.status == "running" for r in at),
             "pending": sum(r.status == "pending" for r in at),
             "cost": float(sum(r.cost or 0.0 for r in at if r.finished)),
-            "arms": len({r.arm for r in at if r.kind == "policy" and r.finished}),
+            "arms": len({r.arm for r in at if r.finished}),  # the calibration's too
             "eliminated": 0,
         })
     out["fidelities"] = fid_table

@@ -72,9 +72,9 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
     if reason == "stopping-rule" and waves is not None:
         return _waves_statement(delta, epsilon, assumed, waves)
     if reason == "stopping-rule":
-        eps = "the best" if not epsilon else f"within epsilon={epsilon:.4g} of the best"
-        return (f"with probability >= {1 - delta:g} the recommended candidate is {eps} "
-                f"candidate's score ({assumed})")
+        eps = ("the best candidate" if not epsilon
+               else f"within epsilon={epsilon:.4g} of the best candidate's score")
+        return f"with probability >= {1 - delta:g} the recommended candidate is {eps} ({assumed})"
     if reason == "tie":
         return (f"tie: candidates {tie} score exactly the same at the top fidelity and the "
                 "objective is deterministic, so no more pulls can separate them; every other "

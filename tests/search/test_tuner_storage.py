@@ -333,6 +333,19 @@ def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     assert len(s["timeline"]) == len(batches) >= 3 and s["best"]["arm"] == t.best_index_
 
 
+def test_status_counts_the_calibration_in_the_best_so_far_and_the_arms(data, tmp_path):
+    X, y = data
+    path = tmp_path / "study.db"
+    # one pull after the calibration: the answer rests on the calibration's evidence
+    t = small(storage=path, max_pulls=1, adaptive=True).fit(X, y)
+    s = json.loads(CliRunner().invoke(main, ["status", str(path), "--json"]).output)
+    assert s["best"]["arm"] == t.best_index_
+    assert s["best"]["score"] == pytest.approx(t.best_score_) and s["best"]["n"] >= 1
+    p = t.pulls_
+    assert [f["arms"] for f in s["fidelities"]] == [
+        len(set(p["candidate"][p["fidelity"] == m])) for m in range(len(t.fidelities_))]
+
+
 def test_a_gp_study_resumes_exactly_and_follows_the_points_it_recorded(data, tmp_path, fits,
                                                                        monkeypatch):
     # MF-GP-UCB proposes a configuration with every query; the study records each
