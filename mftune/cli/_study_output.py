@@ -49,3 +49,9 @@ def echo_result(path, reason: str, mode: str, wall: float, error: str | None = N
                    f"{fname}={fval}, mean of {best['n']} run(s)")
         click.echo(summary["statement"])
     return summary
+
+
+def damaged(study, exc) -> click.ClickException:
+    """The error of a study file SQLite cannot read through (a damaged page, say)."""
+    return click.ClickException(f"{study}: the study file is damaged and cannot be read "
+                                f"({exc})")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import click
 
 from ..engine.summary import export_csv, study_summary
 from ..study.store import StudyFileError, StudyStore
 from ._groups import main
-from ._study_output import fmt
+from ._study_output import damaged, fmt
 
 
 def _check_study(study) -> None:
@@ -24,6 +25,8 @@ def _summary(study) -> dict:
         return study_summary(study)
     except StudyFileError as exc:  # its message names the path
         raise click.ClickException(str(exc)) from None
+    except sqlite3.DatabaseError as exc:
+        raise damaged(study, exc) from None
     except (ValueError, RuntimeError) as exc:
         raise click.ClickException(f"{study}: {exc}") from None
 
@@ -170,4 +173,6 @@ def export(study, csv_file):
         n = export_csv(study, csv_file)
     except StudyFileError as exc:
         raise click.ClickException(str(exc)) from None
+    except sqlite3.DatabaseError as exc:
+        raise damaged(study, exc) from None
     click.echo(f"{n} rows written to {csv_file}")

@@ -21,7 +21,7 @@ from ..scripts.study import create_study, run_study
 from ..study.replay import StudyMismatchError
 from ..study.store import StudyStore
 from ._groups import main
-from ._study_output import echo_result
+from ._study_output import damaged, echo_result
 
 EXIT_CODES = {"stopping-rule": 0, "tie": 0, "budget": 0, "max-pulls": 0, "time-budget": 0,
               "interrupted": 130, "stalled": 1, "all-failed": 1}
@@ -80,6 +80,8 @@ def _run(path, mode, **kw) -> None:
             outcome = run_study(path, verbose=int(mode == "line"), stream=sys.stderr, **kw)
     except (FileNotFoundError, ValueError, StudyMismatchError) as exc:
         raise click.ClickException(str(exc)) from None
+    except sqlite3.DatabaseError as exc:
+        raise damaged(path, exc) from None
     echo_result(path, outcome.reason, mode, time.monotonic() - start, outcome.error,
                 outcome.statement)
     code = EXIT_CODES.get(outcome.reason, 1)

@@ -346,6 +346,25 @@ def test_status_counts_the_calibration_in_the_best_so_far_and_the_arms(data, tmp
         len(set(p["candidate"][p["fidelity"] == m])) for m in range(len(t.fidelities_))]
 
 
+@pytest.mark.parametrize("start, length", [(8192, 4096), (4096, None)])
+def test_a_damaged_study_file_is_named_not_a_traceback(data, tmp_path, start, length):
+    X, y = data
+    path = tmp_path / "study.db"
+    small(storage=path, max_pulls=10).fit(X, y)
+    length = length or path.stat().st_size - start
+    with path.open("r+b") as fh:  # pages overwritten (the first, the header, is kept)
+        fh.seek(start)
+        fh.write(b"\xff" * length)
+    outputs = []
+    for args in (["status", str(path)], ["report", str(path)],
+                 ["export", str(path), "--csv", str(tmp_path / "p.csv")]):
+        res = CliRunner().invoke(main, args)
+        assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+        assert res.exit_code in (0, 1) and (res.exit_code == 0 or str(path) in res.output)
+        outputs.append(res.output)
+    assert any("damaged and cannot be read" in o or "no study there" in o for o in outputs)
+
+
 def test_a_gp_study_resumes_exactly_and_follows_the_points_it_recorded(data, tmp_path, fits,
                                                                        monkeypatch):
     # MF-GP-UCB proposes a configuration with every query; the study records each
