@@ -245,10 +245,15 @@ def _fidelity(table, ctx) -> dict:
         for k in ("min", "max"):
             if k not in table:
                 raise ctx.error("fidelity", f"missing '{k}' (min, max and optional factor)")
-        try:
-            values = geometric_schedule(table["min"], table["max"], table.get("factor", 3))
-        except ValueError as exc:
-            raise ctx.error("fidelity.min", str(exc)) from None
+        lo, hi = (_number(table[k], f"fidelity.{k}", ctx, positive=True) for k in ("min", "max"))
+        factor = _number(table.get("factor", 3), "fidelity.factor", ctx)
+        if factor <= 1:
+            raise ctx.error("fidelity.factor", f"must be a number > 1; got {factor!r}")
+        if hi <= lo:
+            raise ctx.error("fidelity.max", f"must be above fidelity.min ({lo!r}); got {hi!r}")
+        if lo < 1:
+            raise ctx.error("fidelity.min", f"must be a number >= 1; got {lo!r}")
+        values = geometric_schedule(lo, hi, factor)
     else:
         raise ctx.error("fidelity", "missing 'values' (or 'min'/'max'/'factor')")
     m = len(values)
@@ -397,6 +402,10 @@ def check_study(study: dict[str, Any], error) -> None:
         raise error("n_candidates", f"must be >= 2; got {study['n_candidates']!r}")
     if study["pass"] not in CONFIG_PASS:
         raise error("pass", f"must be one of {', '.join(CONFIG_PASS)}; got {study['pass']!r}")
+    if not 0 <= study["seed"] < 2**63:  # a generator's seed that the study file can store
+        raise error("seed", f"must be an integer in [0, 2**63); got {study['seed']!r}")
+    if study["error_score"] is not None and not math.isfinite(study["error_score"]):
+        raise error("error_score", f"must be a finite number; got {study['error_score']!r}")
 
 
 def load_spacefile(path: str | Path) -> StudySpec:

@@ -276,6 +276,21 @@ BAD_FILES = {
     "unknown key": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
                     '[fidelity]\nname = "n"\nvalues = [1, 2]\n[study]\nalgo = "iise"\n',
                     r"space\.toml:7: study\.algo: unknown key"),
+    "factor 1": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
+                 '[fidelity]\nname = "n"\nmin = 1\nmax = 9\nfactor = 1\n',
+                 r"space\.toml:\d+: fidelity\.factor: must be a number > 1; got 1"),
+    "factor string": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
+                      '[fidelity]\nname = "n"\nmin = 1\nmax = 9\nfactor = "3"\n',
+                      r"fidelity\.factor: must be a finite number; got '3'"),
+    "max below min": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
+                      '[fidelity]\nname = "n"\nmin = 10\nmax = 1\n',
+                      r"fidelity\.max: must be above fidelity\.min \(10\); got 1"),
+    "negative seed": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
+                      '[fidelity]\nname = "n"\nvalues = [1, 2]\n[study]\nseed = -1\n',
+                      r"study\.seed: must be an integer in \[0, 2\*\*63\); got -1"),
+    "huge seed": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
+                  '[fidelity]\nname = "n"\nvalues = [1, 2]\n[study]\n'
+                  'seed = 99999999999999999999\n', r"study\.seed: must be an integer in"),
 }
 
 
@@ -296,6 +311,11 @@ def test_cli_overrides_are_validated(in_tmp):
                                   '[fidelity]\nname = "n"\nvalues = [1, 2]\n')
     res = invoke("tune", "space.toml", "--algorithm", "hyperband", "--", "true")
     assert res.exit_code == 2 and "--algorithm" in res.output and "iise" in res.output
+    for option, value, text in (("--seed", "-1", "[0, 2**63)"),
+                                ("--seed", "99999999999999999999", "[0, 2**63)"),
+                                ("--error-score", "nan", "must be a finite number")):
+        res = invoke("tune", "space.toml", option, value, "--", "true")
+        assert res.exit_code == 2 and option in res.output and text in res.output, res.output
     # the unit-cube policies propose configurations until stopped: refused without a
     # budget, by name, before any file
     res = invoke("tune", "space.toml", "--algorithm", "mf-gp-ucb", "--", "true")
