@@ -144,17 +144,17 @@ class Client:
                 return None
             time.sleep(float(out.get("retry_after", 0.2)))
 
-    def tell(self, name: str, pull_id: int, *, score: float | None = None,
-             seconds: float, lease: str | None = None, status: str = "done",
+    def tell(self, name: str, pull_id: int, *, lease: str, seconds: float,
+             score: float | None = None, status: str = "done",
              error: str | None = None) -> dict:
-        """Report a pull: its ``score``, or ``status="failed"`` with ``error``, and ``seconds``."""
-        body: dict[str, Any] = {"pull_id": pull_id, "seconds": seconds, "status": status}
+        """Report a pull: its ``score``, or ``status="failed"`` with ``error``, and ``seconds``,
+        with the ``lease`` it was handed out with."""
+        body: dict[str, Any] = {"pull_id": pull_id, "seconds": seconds, "status": status,
+                                "lease": lease}
         if score is not None:
             body["score"] = score
         if error is not None:
             body["error"] = error
-        if lease is not None:
-            body["lease"] = lease
         return self.request("POST", f"/api/studies/{_q(name)}/tell", body)
 
     def heartbeat(self, name: str, pull_id: int, lease: str) -> dict:

@@ -197,7 +197,12 @@ class HostedStudy:
     def _tell(self, pull_id, status, score, seconds, error, token) -> dict:
         self.expire()
         row = self._row(pull_id)
-        lease = self.leases.get(token) if token else None
+        if token is None:
+            raise ApiError(400, "lease", "required: the lease the pull was handed out with")
+        if not self.leases.was_issued(token, pull_id):
+            raise ApiError(403, "lease", f"lease {token[:20]!r} was never issued for pull "
+                           f"{pull_id}; nothing written")
+        lease = self.leases.get(token)
         late = lease is None or lease.pull_id != pull_id or row.worker != lease.worker
         store = self.store()
         info = None
@@ -205,7 +210,7 @@ class HostedStudy:
             info = {"repeat": self.batch.repeats[pull_id]}
         with store.transaction():
             if row.status == "pending":  # its lease expired and no one took it yet
-                store.claim([row.id], LEASE_PREFIX + (token or "late"))
+                store.claim([row.id], LEASE_PREFIX + token)
             store.finish(row.id, status=status, score=score,
                          reward=None if score is None else self.sign * score,
                          cost=float(seconds), error=error, info=info)

@@ -66,6 +66,7 @@ class LeaseTable:
     def __init__(self, seconds: float):
         self.seconds = float(seconds)
         self.by_token: dict[str, Lease] = {}
+        self.issued: dict[str, int] = {}  # every lease handed out or adopted: its pull
         self.n_expired = 0
 
     def new(self, pull_id: int, holder: str = "") -> Lease:
@@ -73,6 +74,7 @@ class LeaseTable:
         lease = Lease(secrets.token_hex(8), int(pull_id), time.time() + self.seconds,
                       holder[:80])
         self.by_token[lease.token] = lease
+        self.issued[lease.token] = lease.pull_id
         _LIVE_TOKENS.add(lease.worker)
         return lease
 
@@ -82,8 +84,13 @@ class LeaseTable:
             return None
         lease = Lease(worker[len(LEASE_PREFIX):], int(pull_id), time.time() + self.seconds)
         self.by_token[lease.token] = lease
+        self.issued[lease.token] = lease.pull_id
         _LIVE_TOKENS.add(lease.worker)
         return lease
+
+    def was_issued(self, token: str, pull_id: int) -> bool:
+        """Whether ``token`` was a lease on ``pull_id`` (live, expired or closed)."""
+        return self.issued.get(token) == int(pull_id)
 
     def get(self, token: str) -> Lease | None:
         """The live lease ``token``, if any."""
