@@ -24,7 +24,7 @@ from ._groups import main
 from ._study_output import damaged, echo_result
 
 EXIT_CODES = {"stopping-rule": 0, "tie": 0, "budget": 0, "max-pulls": 0, "time-budget": 0,
-              "interrupted": 130, "stalled": 1, "all-failed": 1}
+              "interrupted": 130, "stalled": 1, "all-failed": 1, "setting-refused": 1}
 
 
 def _output_mode(quiet: bool, as_json: bool) -> str:

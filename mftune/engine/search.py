@@ -44,7 +44,7 @@ from .driver import run
 from .progress import Progress, say_failures
 from .waves import make_waves
 
-__all__ = ["SETTINGS", "Search", "raise_if_all_failed"]
+__all__ = ["SETTINGS", "Search", "SettingRefused", "raise_if_all_failed"]
 
 #: The settings of a search, with the defaults of ``MFTuner`` (docs/tuner.md).
 SETTINGS = {
@@ -65,6 +65,11 @@ def raise_if_all_failed(records) -> None:
 def level_is_number(value) -> bool:
     """Whether a fidelity level is a real number (its cost prior is then its ratio)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+class SettingRefused(ValueError):
+    """A setting that the calibration's results show to be unusable (an ``epsilon``
+    wider than every score seen); the message names it and what to give instead."""
 
 
 class Search:
@@ -208,7 +213,7 @@ class Search:
             self.epsilon_ = self.epsilon
             span = float(np.ptp(seen[np.isfinite(seen)])) if np.isfinite(seen).any() else 0.0
             if self.epsilon and span > 0 and self.epsilon > span:
-                raise ValueError(f"epsilon={self.epsilon:g} is larger than the range of the "
+                raise SettingRefused(f"epsilon={self.epsilon:g} is larger than the range of the "
                                  f"scores seen ({span:.4g}): every candidate would be 'within "
                                  "epsilon of the best'; give a smaller epsilon, 'auto' or None")
         if self.deterministic_ and self.epsilon == "auto":

@@ -210,7 +210,7 @@ def study_summary(path) -> dict:
     if settings is None:
         failed = state.get("last_reason") == "calibration-failed"
         out["status"] = "calibration-failed" if failed else "calibrating"
-        if failed and state.get("error"):
+        if state.get("last_reason") and state.get("error"):  # why the last runner stopped
             out["error"] = state["error"]
         return out
     out["settings"] = settings

@@ -25,7 +25,7 @@ import numpy as np
 from joblib import parallel_config
 
 from ..engine.candidates import initial_design, resolve_adaptive, resolve_wave_size
-from ..engine.search import Search
+from ..engine.search import Search, SettingRefused
 from ..policies.registry import POINT_ALGORITHMS
 from ..study.recording import RecordingEvaluator
 from ..study.store import StudyStore
@@ -243,6 +243,10 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
         error = search.failure_
     except KeyboardInterrupt:
         evaluator.kill_all()
+    except SettingRefused as exc:  # the calibration ran; the study's settings cannot
+        reason, error = "setting-refused", (  # go on from it
+            f"{exc}. The calibration's runs are kept in the study file (mftune export); "
+            "a new study with a valid setting runs them again")
     except ValueError as exc:  # every calibration run failed, or nothing to estimate from
         reason, error = "all-failed", str(exc)
     finally:

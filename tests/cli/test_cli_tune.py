@@ -254,6 +254,31 @@ n_candidates = 3
     assert "all-failed" in res.output and "no GPU found" in res.output
 
 
+def test_an_epsilon_wider_than_the_scores_is_refused_after_the_calibration_with_its_cause(
+        in_tmp):
+    Path("space.toml").write_text("""
+[parameters]
+x = { type = "real", low = 0.0, high = 1.0 }
+[fidelity]
+name = "n"
+values = [1, 2]
+pass = "env"
+[study]
+path = "e.db"
+n_candidates = 4
+epsilon = 100
+""")
+    score = ("import json, os; x = json.loads(os.environ['MFTUNE_PARAMS'])['x']; "
+             "print('mftune-score:', x + 0.01 * int(os.environ['MFTUNE_REPEAT']))")
+    res = invoke("tune", "space.toml", "--quiet", "--", sys.executable, "-c", score)
+    assert res.exit_code == 1
+    assert "setting-refused" in res.output and "all-failed" not in res.output
+    assert "epsilon=100 is larger than the range of the scores seen" in res.output
+    s = status_json("e.db")  # the cause stays with the study
+    assert s["error"].startswith("epsilon=100 is larger") and s["status"] == "calibrating"
+    assert "error: epsilon=100" in invoke("status", "e.db").output
+
+
 BAD_FILES = {
     "unknown type": ('[parameters]\nx = { type = "float", low = 0, high = 1 }\n'
                      '[fidelity]\nname = "n"\nvalues = [1, 2]\n',
