@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 
 import click
 
-from ..engine.summary import export_csv, study_summary
+from ..engine.summary import export_csv, export_rows, study_summary, write_csv
 from ..study.store import StudyFileError, StudyStore
 from ._groups import main
 from ._study_output import damaged, fmt
@@ -165,14 +166,21 @@ def _plot(s: dict, path) -> None:
 @main.command()
 @click.argument("study", type=click.Path(dir_okay=False))
 @click.option("--csv", "csv_file", required=True, type=click.Path(dir_okay=False),
-              help="CSV file to write (one row per run, with the parameters).")
+              help="CSV file to write (one row per run, with the parameters; "
+                   "- for standard output).")
 def export(study, csv_file):
-    """Write every run of STUDY to a CSV file."""
+    """Write every run of STUDY to a CSV file (``--csv -``: standard output)."""
     _check_study(study)
     try:
-        n = export_csv(study, csv_file)
+        if csv_file == "-":
+            header, rows = export_rows(study)
+            write_csv(sys.stdout, header, rows)
+            n = len(rows)
+        else:
+            n = export_csv(study, csv_file)
     except StudyFileError as exc:
         raise click.ClickException(str(exc)) from None
     except sqlite3.DatabaseError as exc:
         raise damaged(study, exc) from None
-    click.echo(f"{n} rows written to {csv_file}")
+    click.echo(f"{n} rows written to {'standard output' if csv_file == '-' else csv_file}",
+               err=csv_file == "-")

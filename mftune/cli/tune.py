@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import sqlite3
@@ -89,6 +90,21 @@ def _run(path, mode, **kw) -> None:
         raise SystemExit(code)
 
 
+def _check_placeholders(spec, command) -> None:
+    """With ``pass = "placeholders"`` every ``{name}`` in COMMAND must name a parameter or
+    the fidelity (nothing else is substituted: a misspelt one would reach the script)."""
+    if spec.study["pass"] != "placeholders":
+        return
+    known = {*spec.parameters, spec.fidelity["name"]}
+    unknown = sorted({m for a in command for m in re.findall(r"\{([A-Za-z_]\w*)\}", a)}
+                     - known)
+    if unknown:
+        raise click.BadParameter(
+            f"{', '.join('{' + u + '}' for u in unknown)} name(s) no parameter or fidelity; "
+            f"placeholders are {', '.join('{' + k + '}' for k in sorted(known))}",
+            param_hint="COMMAND")
+
+
 def _limits(f):
     f = click.option("--budget", type=click.FloatRange(min=0, min_open=True),
                      help="Stop once the summed run cost reaches this many seconds.")(f)
@@ -157,6 +173,7 @@ def tune(space_file, command, study_path, algorithm, delta, epsilon, n_candidate
             msg, param_hint=f"--{k.replace('_', '-')}"))
         if spec.study["epsilon"] is not None and not spec.study["epsilon"] > 0:
             raise click.BadParameter("must be > 0", param_hint="--epsilon")
+        _check_placeholders(spec, command)
         store = create_study(spec, list(command))
     except (FileExistsError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None

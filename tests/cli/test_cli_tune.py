@@ -177,6 +177,16 @@ epsilon = 0.5
     assert not Path("pwned").exists() and not Path("pwned2").exists()
 
 
+def test_a_placeholder_that_names_nothing_is_refused_with_pass_placeholders(in_tmp):
+    Path("space.toml").write_text('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
+                                  '[fidelity]\nname = "n"\nvalues = [1, 2]\n'
+                                  '[study]\npass = "placeholders"\n')
+    res = invoke("tune", "space.toml", "--", "python", "t.py", "--x={x}", "--lr={nope}")
+    assert res.exit_code == 2 and "COMMAND" in res.output
+    assert "{nope} name(s) no parameter or fidelity; placeholders are {n}, {x}" in res.output
+    assert sorted(os.listdir(in_tmp)) == ["space.toml"]
+
+
 FAULTY_SCRIPT = """#!/bin/sh
 x=0
 for a in "$@"; do case "$a" in --x=*) x="${a#--x=}";; esac; done

@@ -312,6 +312,9 @@ def test_status_report_and_export_read_a_tuner_study(tmp_path):
     assert len(table) == len(t.pulls_["candidate"]) and "C" in table[0]
     assert [float(r["C"]) for r in table] == [t.cv_results_["params"][a]["C"]
                                               for a in t.pulls_["candidate"]]
+    res = runner.invoke(main, ["export", str(path), "--csv", "-"])  # to standard output
+    assert res.exit_code == 0 and list(csv.DictReader(res.stdout.splitlines())) == table
+    assert "rows written to standard output" in res.stderr
     # the script runner refuses it cleanly (it resumes through MFTuner.fit)
     res = runner.invoke(main, ["resume", str(path)])
     assert res.exit_code == 1 and "MFTuner" in res.output
