@@ -164,9 +164,15 @@ def test_cv_results_several_metrics():
     np.testing.assert_allclose(res["mean_test_acc"], [0.9, 0.5, 0.7])
     np.testing.assert_allclose(res["mean_test_f1"], [0.2, 0.6, 0.4])
     # arm 0 recommended first, then by the optimised metric f1: arm 1 (0.6) before
-    # arm 2 (0.4) -- by acc it would be the other way round; no rank for acc
+    # arm 2 (0.4); acc has its own ranking, as in GridSearchCV (arm 2's 0.7 before 0.5)
     np.testing.assert_array_equal(res["rank_test_f1"], [1, 2, 3])
-    assert "rank_test_acc" not in res and "mean_test_score" not in res
+    np.testing.assert_array_equal(res["rank_test_acc"], [1, 3, 2])
+    assert "mean_test_score" not in res
+    # the recommendation is first only in the optimised metric's ranking
+    res = build_cv_results(CANDIDATES[:3], records, LEVELS, ["acc", "f1"], "f1", 2,
+                           [-1] * 3, [-1] * 3, [np.nan] * 3)
+    np.testing.assert_array_equal(res["rank_test_f1"], [3, 2, 1])
+    np.testing.assert_array_equal(res["rank_test_acc"], [1, 3, 2])
 
 
 def test_cv_results_without_records():
