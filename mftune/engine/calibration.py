@@ -36,8 +36,9 @@ import numpy as np
 from scipy.stats import norm
 
 __all__ = [
-    "EPSILON_UNIT", "BiasEstimate", "curve_steps", "default_epsilon", "estimate_bias",
-    "extend_to_top", "grow_violated", "monotone_bounds", "pooled_variance", "running_costs",
+    "EPSILON_UNIT", "BiasEstimate", "SettingRefused", "curve_steps", "default_epsilon",
+    "estimate_bias", "extend_to_top", "grow_violated", "monotone_bounds", "pooled_variance",
+    "running_costs",
 ]
 
 _TINY = 1e-6
@@ -80,6 +81,11 @@ def curve_steps(levels) -> np.ndarray:
 EPSILON_UNIT = 0.005
 #: The default ε never exceeds this share of the observed score range.
 EPSILON_SHARE = 0.1
+
+
+class SettingRefused(ValueError):
+    """A setting that the calibration's results show to be unusable (an ``epsilon``
+    wider than every score seen); the message names it and what to give instead."""
 
 
 def default_epsilon(scores, fallback: float) -> float:

@@ -13,7 +13,7 @@ list ``records`` of :class:`~mftune.study.outcomes.PullRecord` (one per
 pull, with its score per metric, cost, status and phase), ``candidates``,
 ``metric``, ``n_splits`` (independent repeats of a pull: CV folds, or a
 script's seeds) and a ``phase`` attribute, plus the hooks ``acknowledge``,
-``after_batch`` and ``release`` (no-ops where they mean nothing).
+``after_batch``, ``release`` and ``repeats_splits`` (no-ops where they mean nothing).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ..study.jsonio import json_safe
 from ..study.record import statement
 from ..study.replay import StudyMismatchError
 from .calibration import (
+    SettingRefused,
     curve_steps,
     default_epsilon,
     estimate_bias,
@@ -44,14 +45,14 @@ from .driver import run
 from .progress import Progress, say_failures
 from .waves import make_waves
 
-__all__ = ["SETTINGS", "Search", "SettingRefused", "raise_if_all_failed"]
+__all__ = ["SETTINGS", "Search", "raise_if_all_failed"]
 
 #: The settings of a search, with the defaults of ``MFTuner`` (docs/tuner.md).
 SETTINGS = {
     "algorithm": "auto", "algorithm_params": None, "bias": "adaptive", "n_calibration": 3,
     "sigma": None, "costs": "measured", "delta": 0.05, "epsilon": "auto", "budget": None,
-    "max_pulls": None, "batch_size": 1, "verbose": 0, "default_budget": None,
-    "adaptive": False, "wave_size": None,
+    "max_pulls": None, "batch_size": 1, "verbose": 0, "default_budget": None, "adaptive": False,
+    "wave_size": None,
 }
 
 
@@ -65,11 +66,6 @@ def raise_if_all_failed(records) -> None:
 def level_is_number(value) -> bool:
     """Whether a fidelity level is a real number (its cost prior is then its ratio)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-class SettingRefused(ValueError):
-    """A setting that the calibration's results show to be unusable (an ``epsilon``
-    wider than every score seen); the message names it and what to give instead."""
 
 
 class Search:
@@ -136,26 +132,21 @@ class Search:
             self.algorithm_params_ = {}
         self.algorithm_, self.algorithm_reason_ = name, reason
         self.say(1, f"algorithm: {name} ({reason})")
-        if known and len(self.bias) != n_fid:
-            raise ValueError(f"bias must have one bound per fidelity ({n_fid}: {self.levels}); "
-                             f"got {len(self.bias)}")
-        if known:  # the values too, before anything runs (the policy takes them as they are)
+        for arg, value in (("bias", self.bias), ("costs", self.costs)):  # before any run
+            if not isinstance(value, str) and len(value) != n_fid:
+                raise ValueError(f"{arg} must have one entry per fidelity ({n_fid}: "
+                                 f"{self.levels}); got {len(value)}")
+        if known:  # the policy takes the bounds as they are (no monotonicity asked)
             check_bias(self.bias, "bias", monotone=False)
-        if not isinstance(self.costs, str) and len(self.costs) != n_fid:
-            raise ValueError(f"costs must have one entry per fidelity ({n_fid}: {self.levels}); "
-                             f"got {len(self.costs)}")
 
     def needs_calibration(self) -> bool:
         """A calibration runs unless σ is given and the bias bounds are known (or M = 1)."""
-        n_fid = len(self.levels)
-        return n_fid > 1 and self.bias_mode_ != "known" or self.sigma is None
+        return len(self.levels) > 1 and self.bias_mode_ != "known" or self.sigma is None
 
     def _calibrated_fidelities(self) -> int:
-        # The adaptive mode (>= 3 fidelities) measures the bounds below the top and extends
-        # them to it: in waves, whose exploring rounds screen each cheaper fidelity once,
-        # at the cheaper half of the fidelities (at least two), so the search starts after
-        # a few cheap pulls; over a fixed list, whose cheaper phases eliminate with the
-        # bounds round after round, at every fidelity but the top.
+        # Adaptive bounds (>= 3 fidelities) are measured below the top and extended to it:
+        # in waves (one screening round per cheaper fidelity) at the cheaper half (at least
+        # two); over a fixed list (eliminating with them round after round) at all but the top.
         n_fid = len(self.levels)
         if self.bias_mode_ != "adaptive" or n_fid < 3:
             return n_fid
@@ -192,10 +183,8 @@ class Search:
             costs = running_costs(prior, np.ones(n_fid), prior)
         elif not isinstance(self.costs, str):  # its length checked by choose_algorithm
             costs = np.asarray(self.costs, dtype=float)
-        elif est is not None:
-            costs = est.costs
         else:
-            costs = running_costs(prior, np.ones(n_fid), prior)
+            costs = est.costs if est is not None else running_costs(prior, np.ones(n_fid), prior)
         if self.sigma is not None:
             sigmas = np.full(n_fid, float(self.sigma))
             self._sigma_prior = (sigmas**2, 10**9)  # given: never re-estimated
@@ -213,9 +202,10 @@ class Search:
             self.epsilon_ = self.epsilon
             span = float(np.ptp(seen[np.isfinite(seen)])) if np.isfinite(seen).any() else 0.0
             if self.epsilon and span > 0 and self.epsilon > span:
-                raise SettingRefused(f"epsilon={self.epsilon:g} is larger than the range of the "
-                                 f"scores seen ({span:.4g}): every candidate would be 'within "
-                                 "epsilon of the best'; give a smaller epsilon, 'auto' or None")
+                raise SettingRefused(
+                    f"epsilon={self.epsilon:g} is larger than the range of the scores seen "
+                    f"({span:.4g}): every candidate would be 'within epsilon of the best'; give "
+                    "a smaller epsilon, 'auto' or None")
         if self.deterministic_ and self.epsilon == "auto":
             self.epsilon_ = 0.0
         entry = algorithms.REGISTRY.get(name)

@@ -24,8 +24,9 @@ from pathlib import Path
 import numpy as np
 from joblib import parallel_config
 
+from ..engine.calibration import SettingRefused
 from ..engine.candidates import initial_design, resolve_adaptive, resolve_wave_size
-from ..engine.search import Search, SettingRefused
+from ..engine.search import Search
 from ..policies.registry import POINT_ALGORITHMS
 from ..study.recording import RecordingEvaluator
 from ..study.store import StudyStore

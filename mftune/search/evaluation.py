@@ -52,6 +52,7 @@ import os
 import socket
 import time
 import traceback
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
@@ -279,6 +280,17 @@ class CVEvaluator(Evaluator):
             cv.shuffle = True
         cv.random_state = self.random_state + 7919 * repeat
         return cv
+
+    def warn_fixed_splits(self) -> None:
+        """Warn (``UserWarning``) when the splitter's splits are fixed."""
+        if self.fixed_splits:
+            warnings.warn(
+                f"cv={self.cv!r} gives the same {self.n_splits} split(s) on every repeat (it "
+                "has no random_state to reshuffle): a candidate evaluated more often than that "
+                "at a fidelity repeats earlier evaluations, and the search then ends without "
+                "a certificate (stopping_reason_='repeated-splits'); a splitter with a "
+                "random_state (KFold, ShuffleSplit, GroupShuffleSplit, RepeatedKFold...) gives "
+                "new splits", UserWarning, stacklevel=4)
 
     def repeats_splits(self) -> bool:
         """Whether a pull reused the split of an earlier pull of its (candidate, fidelity):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from copy import deepcopy
 
 import numpy as np
@@ -243,14 +242,12 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
     algorithm_ : str
         The algorithm run (``algorithm_reason_`` says why, for ``"auto"``).
     stopping_reason_ : str
-        ``"stopping-rule"``, ``"budget"``, ``"max-pulls"``, ``"interrupted"``,
-        ``"stalled"``, ``"tie"`` or ``"repeated-splits"`` (the rule ended a
-        search whose splitter ran out of new splits: no certificate);
-        ``guarantee_`` states what the result means.
+        ``"stopping-rule"``, ``"budget"``, ``"max-pulls"``, ``"interrupted"``, ``"stalled"``,
+        ``"tie"`` or ``"repeated-splits"`` (the rule's end, after evaluations that repeated
+        a split of a splitter without ``random_state``: no certificate); ``guarantee_``
+        states what the result means.
     n_splits_ : int
-        The number of cross-validation splits of ``cv`` (its repeats, when a
-        candidate needs more evaluations, are reshuffled where the splitter has
-        a ``random_state``).
+        The splits of ``cv`` (reshuffled on repeats where it has a ``random_state``).
     history_ : list of tuple
         ``(seconds, cost, pulls, recommended candidate)`` after each batch, and
         after each calibration pull before it (pulls 0: the best calibrated
@@ -424,14 +421,7 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
             n_jobs=self.n_jobs, random_state=seed, continuation=spec, validation=validation)
         self._evaluator = evaluator
         self.n_splits_ = evaluator.n_splits
-        if evaluator.fixed_splits:
-            warnings.warn(
-                f"cv={cv!r} gives the same {evaluator.n_splits} split(s) on every repeat (it "
-                "has no random_state to reshuffle): a candidate evaluated more often than that "
-                "at a fidelity repeats earlier evaluations, and the search then ends without "
-                "a certificate (stopping_reason_='repeated-splits'); a splitter with a "
-                "random_state (KFold, ShuffleSplit, GroupShuffleSplit, RepeatedKFold...) gives "
-                "new splits", UserWarning, stacklevel=3)
+        evaluator.warn_fixed_splits()
         self._wave_size = (resolve_wave_size(self.wave_size, len(candidates))
                            if self.adaptive_ else None)
         self.validation_ = validation
