@@ -51,8 +51,8 @@ __all__ = ["SETTINGS", "Search", "raise_if_all_failed"]
 SETTINGS = {
     "algorithm": "auto", "algorithm_params": None, "bias": "adaptive", "n_calibration": 3,
     "sigma": None, "costs": "measured", "delta": 0.05, "epsilon": "auto", "budget": None,
-    "max_pulls": None, "batch_size": 1, "verbose": 0, "default_budget": None, "adaptive": False,
-    "wave_size": None,
+    "max_pulls": None, "batch_size": 1, "verbose": 0, "default_budget": None,
+    "adaptive": False, "wave_size": None,
 }
 
 

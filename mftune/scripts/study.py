@@ -244,10 +244,10 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
         error = search.failure_
     except KeyboardInterrupt:
         evaluator.kill_all()
-    except SettingRefused as exc:  # the calibration ran; the study's settings cannot
-        reason, error = "setting-refused", (  # go on from it
-            f"{exc}. The calibration's runs are kept in the study file (mftune export); "
-            "a new study with a valid setting runs them again")
+    except SettingRefused as exc:  # the calibration ran, and a setting cannot go on from it
+        reason = "setting-refused"
+        error = (f"{exc}. The calibration's runs are kept in the study file (mftune export); "
+                 "a new study with a valid setting runs them again")
     except ValueError as exc:  # every calibration run failed, or nothing to estimate from
         reason, error = "all-failed", str(exc)
     finally:

@@ -46,7 +46,7 @@ def build_pulls(records, levels) -> dict:
         "saved_cost": saved_estimates(records),
         "cache_time": np.array([r.cache_time for r in records], dtype=float),
     }
-    for m in metrics:  # one metric, "score" (single-metric scoring) or by its name
+    for m in metrics:  # a column per metric: "score" (single-metric scoring) or score_<name>
         cols["score" if m == "score" else f"score_{m}"] = np.array(
             [r.scores.get(m, np.nan) for r in records], dtype=float)
     return cols
