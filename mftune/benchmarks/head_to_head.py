@@ -506,7 +506,7 @@ def _signs_line(signs: list[dict]) -> str | None:
     if not signs:
         return None
     parts = [f"{d['criterion']} vs {d['peer']} {d['ahead']}/{d['behind']}/{d['level']} "
-             f"(p = {d['p_value']:.2f})" for d in signs]
+             f"(p = {d['p_value']:.2g})" for d in signs]
     return (f"{'':14s} MFTuner against the best peer, seeds ahead/behind/level (two-sided "
             "sign test): " + "; ".join(parts))
 

@@ -249,7 +249,7 @@ def test_paired_signs_count_seeds_against_the_best_peer_of_each_criterion():
     # at 100 % TPE (median 0.90) beats SMAC (0.80): ahead on 0 and 3, behind on 1 and 4.
     f = signs["test @100%"]
     assert (f["peer"], f["ahead"], f["behind"], f["level"]) == ("Optuna TPE", 2, 2, 1)
-    assert "time-to-target vs Optuna TPE 2/1/2 (p = 1.00)" in format_table(rows)
+    assert "time-to-target vs Optuna TPE 2/1/2 (p = 1)" in format_table(rows)
     assert report_json(rows)["paired"]["t"][1]["behind"] == 5
     # No peer, or no MFTuner: nothing to pair.
     assert paired_signs([r for r in rows if r.method == "MFTuner"],
