@@ -442,22 +442,22 @@ def _paired_line(rows: list[Row], summary: list[dict]) -> str | None:
             "reached the target)")
 
 
-#: The criteria of :func:`paired_signs`: time-to-target (lower is better) and the
-#: score held at 25 % and 100 % of the budget (higher is better).
-PAIRED_CRITERIA = ("time-to-target", "test @25%", "test @100%")
+#: The criteria of :func:`paired_signs` and the share of the budget each reads (``None``:
+#: time-to-target, lower is better; else the score held then, higher is better).
+PAIRED_CRITERIA = {"time-to-target": None, "test @25%": 0.25, "test @100%": 1.0}
 
 
-def _per_seed(rows: list[Row], method: str, criterion: str) -> dict[int, float]:
-    """``{seed: value}`` of ``method`` for ``criterion``, oriented so that higher is
-    better (time-to-target negated; a held score without a recommendation is ``-inf``)."""
+def _per_seed(rows: list[Row], method: str, share: float | None) -> dict[int, float]:
+    """``{seed: value}`` of ``method`` for a criterion (:data:`PAIRED_CRITERIA`), oriented so
+    that higher is better (time-to-target negated; no recommendation held is ``-inf``)."""
     out = {}
     for r in rows:
         if r.method != method:
             continue
-        if criterion == "time-to-target":
+        if share is None:
             out[r.seed] = -r.time_to_target
         else:
-            i = HELD_AT.index(float(criterion.split("@")[1].rstrip("%")) / 100)
+            i = HELD_AT.index(share)
             v = r.test_held[i] if i < len(r.test_held) else np.nan
             out[r.seed] = -np.inf if np.isnan(v) else v
     return out
@@ -484,14 +484,13 @@ def paired_signs(rows: list[Row], summary: list[dict]) -> list[dict]:
     if not peers or not any(r.method == "MFTuner" for r in rows):
         return []
     out = []
-    for crit in PAIRED_CRITERIA:
-        if crit == "time-to-target":
+    for crit, share in PAIRED_CRITERIA.items():
+        if share is None:
             peer = min(peers, key=lambda m: peers[m]["time_to_target"]["median"])
         else:
-            key = crit.split("@")[1]
-            med = {m: s["test_held"].get(key, np.nan) for m, s in peers.items()}
+            med = {m: s["test_held"].get(_share(share), np.nan) for m, s in peers.items()}
             peer = max(med, key=lambda m: -np.inf if np.isnan(med[m]) else med[m])
-        mf, pe = _per_seed(rows, "MFTuner", crit), _per_seed(rows, peer, crit)
+        mf, pe = _per_seed(rows, "MFTuner", share), _per_seed(rows, peer, share)
         seeds = [s for s in mf if s in pe]
         ahead = sum(mf[s] > pe[s] for s in seeds)
         behind = sum(mf[s] < pe[s] for s in seeds)

@@ -178,9 +178,7 @@ epsilon = 0.5
 
 
 def test_a_placeholder_that_names_nothing_is_refused_with_pass_placeholders(in_tmp):
-    Path("space.toml").write_text('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
-                                  '[fidelity]\nname = "n"\nvalues = [1, 2]\n'
-                                  '[study]\npass = "placeholders"\n')
+    Path("space.toml").write_text(X_SPACE + '[study]\npass = "placeholders"\n')
     res = invoke("tune", "space.toml", "--", "python", "t.py", "--x={x}", "--lr={nope}")
     assert res.exit_code == 2 and "COMMAND" in res.output
     assert "{nope} name(s) no parameter or fidelity; placeholders are {n}, {x}" in res.output
@@ -264,20 +262,15 @@ n_candidates = 3
     assert "all-failed" in res.output and "no GPU found" in res.output
 
 
+#: A one-parameter space file with two fidelities; tests append their own tables.
+X_SPACE = ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
+           '[fidelity]\nname = "n"\nvalues = [1, 2]\n')
+
+
 def test_an_epsilon_wider_than_the_scores_is_refused_after_the_calibration_with_its_cause(
         in_tmp):
-    Path("space.toml").write_text("""
-[parameters]
-x = { type = "real", low = 0.0, high = 1.0 }
-[fidelity]
-name = "n"
-values = [1, 2]
-pass = "env"
-[study]
-path = "e.db"
-n_candidates = 4
-epsilon = 100
-""")
+    Path("space.toml").write_text(X_SPACE + 'pass = "env"\n'
+                                  '[study]\npath = "e.db"\nn_candidates = 4\nepsilon = 100\n')
     score = ("import json, os; x = json.loads(os.environ['MFTUNE_PARAMS'])['x']; "
              "print('mftune-score:', x + 0.01 * int(os.environ['MFTUNE_REPEAT']))")
     res = invoke("tune", "space.toml", "--quiet", "--", sys.executable, "-c", score)
@@ -320,12 +313,10 @@ BAD_FILES = {
     "max below min": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
                       '[fidelity]\nname = "n"\nmin = 10\nmax = 1\n',
                       r"fidelity\.max: must be above fidelity\.min \(10\); got 1"),
-    "negative seed": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
-                      '[fidelity]\nname = "n"\nvalues = [1, 2]\n[study]\nseed = -1\n',
+    "negative seed": (X_SPACE + '[study]\nseed = -1\n',
                       r"study\.seed: must be an integer in \[0, 2\*\*63\); got -1"),
-    "huge seed": ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
-                  '[fidelity]\nname = "n"\nvalues = [1, 2]\n[study]\n'
-                  'seed = 99999999999999999999\n', r"study\.seed: must be an integer in"),
+    "huge seed": (X_SPACE + '[study]\nseed = 99999999999999999999\n',
+                  r"study\.seed: must be an integer in"),
 }
 
 
