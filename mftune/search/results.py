@@ -65,15 +65,30 @@ def _param_columns(candidates) -> dict:
     return out
 
 
+def _means_by(groups, values, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and (population) standard deviation of ``values`` per group; NaN for none."""
+    count = np.bincount(groups, minlength=n_groups).astype(float)
+    total = np.bincount(groups, values, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, total / count, np.nan)
+        dev = values - mean[groups]
+        std = np.sqrt(np.bincount(groups, dev * dev, minlength=n_groups) / count)
+    return mean, np.where(count > 0, std, np.nan)
+
+
 def build_cv_results(candidates, records, levels, metrics, metric, best_index,
-                     eliminated_round, eliminated_fidelity, eliminated_time) -> dict:
+                     eliminated_round, eliminated_fidelity, eliminated_time,
+                     n_splits: int = 1) -> dict:
     """One row per candidate (see :class:`mftune.MFTuner`'s ``cv_results_``).
 
     Scores are summarised at the highest fidelity the candidate reached
     (its mean and standard deviation over that fidelity's pulls, failures
-    counted with their error score). ``rank_test_<name>`` orders candidates
-    by (highest fidelity reached, mean score) for every metric, and puts the
-    recommended candidate first in the ranking of the optimised ``metric``.
+    counted with their error score); ``split{i}_test_<name>`` is the mean
+    there over the pulls on fold ``i`` of the ``n_splits`` (one per repeat of
+    the splitter; NaN for a fold not pulled). ``rank_test_<name>`` orders
+    candidates by (highest fidelity reached, mean score) for every metric, and
+    puts the recommended candidate first in the ranking of the optimised
+    ``metric``. Fit and score times are over all the candidate's pulls.
     """
     n, n_fid = len(candidates), len(levels)
     arm = np.array([r.arm for r in records], dtype=np.int64)
@@ -91,16 +106,14 @@ def build_cv_results(candidates, records, levels, metrics, metric, best_index,
     at_top = (len(records) > 0) & (fid == reached[arm] if len(records) else np.zeros(0, bool))
     res: dict = {"params": list(candidates)}
     res.update(_param_columns(candidates))
+    fold = np.array([r.split for r in records], dtype=np.int64) % max(int(n_splits), 1)
+    top_arm, top_fold = arm[at_top], fold[at_top]
     for name in metrics:  # "score" with single-metric scoring, as GridSearchCV names it
-        vals = np.array([r.scores.get(name, np.nan) for r in records], dtype=float)
-        mean = np.full(n, np.nan)
-        std = np.full(n, np.nan)
-        for k in np.unique(arm[at_top]) if len(records) else []:
-            v = vals[at_top & (arm == k)]
-            mean[k] = v.mean()
-            std[k] = v.std()
-        res[f"mean_test_{name}"] = mean
-        res[f"std_test_{name}"] = std
+        vals = np.array([r.scores.get(name, np.nan) for r in records], dtype=float)[at_top]
+        by_fold = _means_by(top_arm * n_splits + top_fold, vals, n * n_splits)[0]
+        for i, col in enumerate(by_fold.reshape(n, n_splits).T):
+            res[f"split{i}_test_{name}"] = col
+        res[f"mean_test_{name}"], res[f"std_test_{name}"] = _means_by(top_arm, vals, n)
     for name in metrics:  # every metric ranked, the optimised one with the answer first
         mean = np.nan_to_num(res[f"mean_test_{name}"], nan=-np.inf)
         order = np.lexsort((-mean, -reached))
@@ -111,12 +124,8 @@ def build_cv_results(candidates, records, levels, metrics, metric, best_index,
         res[f"rank_test_{name}"] = rank
     res["fidelity_reached"] = reached
     res["level_reached"] = [levels[r] if r >= 0 else None for r in reached]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tot = pulls.sum(axis=0)
-        fit_sum = np.bincount(arm, fit_t, n) if len(records) else np.zeros(n)
-        score_sum = np.bincount(arm, score_t, n) if len(records) else np.zeros(n)
-        res["mean_fit_time"] = np.where(tot > 0, fit_sum / np.maximum(tot, 1), np.nan)
-        res["mean_score_time"] = np.where(tot > 0, score_sum / np.maximum(tot, 1), np.nan)
+    res["mean_fit_time"], res["std_fit_time"] = _means_by(arm, fit_t, n)
+    res["mean_score_time"], res["std_score_time"] = _means_by(arm, score_t, n)
     for m in range(n_fid):
         res[f"n_pulls_fidelity_{m}"] = pulls[m]
         res[f"cost_fidelity_{m}"] = costs[m]

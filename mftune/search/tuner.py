@@ -213,8 +213,8 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         As in ``GridSearchCV``; ``best_score_`` is the mean score of the best
         candidate at the highest fidelity it reached.
     cv_results_ : dict of arrays
-        One row per candidate (params, ``param_*``, mean/std test score at
-        the highest fidelity reached, that fidelity, pulls and cost per
+        One row per candidate (params, ``param_*``, mean/std and per-fold test
+        scores at the highest fidelity reached, that fidelity, pulls and cost per
         fidelity, elimination fidelity/round/time, failures, rank, and the
         ``wave`` it entered: 1 without waves). The calibration's pulls count
         in it when the policy takes them as evidence (the elimination
@@ -518,7 +518,7 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
             elim_t = np.r_[elim_t, np.full(n_cand - elim_t.size, np.nan)]
         self.cv_results_ = build_cv_results(
             self.candidates_, evidence, levels, list(ev.scorers), self._metric, best,
-            elim_r, elim_f, elim_t)
+            elim_r, elim_f, elim_t, ev.n_splits)
         self.cv_results_["wave"] = np.asarray(getattr(policy, "wave_of", np.ones(n_cand)),
                                               dtype=np.int64)
         self.waves_ = list(getattr(policy, "waves_", []))

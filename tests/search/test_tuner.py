@@ -53,6 +53,32 @@ def test_fit_gives_search_results(data):
     assert len(pd.DataFrame(t.pulls_)) == len(t.pulls_["cost"])
 
 
+def test_cv_results_has_grid_search_columns_read_off_the_pulls(data):
+    # every key of GridSearchCV's cv_results_ (return_train_score=False), and the split
+    # columns are the means over the pulls of each fold at the fidelity the row reports
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = data
+    t = small(max_pulls=120).fit(X, y)
+    grid = GridSearchCV(LogisticRegression(solver="liblinear"), {"C": [0.1, 1.0]}, cv=3)
+    assert set(grid.fit(X, y).cv_results_) <= set(t.cv_results_)
+    res, pulls = t.cv_results_, t.pulls_
+    fold = np.asarray(pulls["split"]) % t.n_splits_
+    repeated = False
+    for k in range(len(res["params"])):
+        at = ((np.asarray(pulls["candidate"]) == k)
+              & (np.asarray(pulls["fidelity"]) == res["fidelity_reached"][k]))
+        for i in range(t.n_splits_):
+            scores = np.asarray(pulls["score"])[at & (fold == i)]
+            repeated |= scores.size > 1
+            want = scores.mean() if scores.size else np.nan
+            assert res[f"split{i}_test_score"][k] == pytest.approx(want, nan_ok=True)
+        assert res["mean_test_score"][k] == pytest.approx(np.asarray(pulls["score"])[at].mean())
+        mine = np.asarray(pulls["candidate"]) == k
+        assert res["std_fit_time"][k] == pytest.approx(np.asarray(pulls["fit_time"])[mine].std())
+    assert repeated  # some fold was pulled again (a reshuffled repeat): its mean is reported
+
+
 def test_bias_bounds_and_guarantee_are_reported(data):
     X, y = data
     # two candidates far apart (C=1e-5 predicts nearly one class): the stopping rule ends it
