@@ -48,6 +48,10 @@ class Dimension:
         """``n_points`` representative values (all choices for categoricals)."""
         return self.from_unit(np.linspace(0.0, 1.0, max(int(n_points), 1)))
 
+    def values(self) -> list | None:
+        """Every value of a finite domain, else ``None``."""
+        return None
+
     def contains(self, value) -> bool:
         """Whether ``value`` belongs to the domain."""
         raise NotImplementedError
@@ -119,6 +123,9 @@ class Real(Dimension):
     def contains(self, value):
         return isinstance(value, numbers.Real) and self.low <= value <= self.high
 
+    def values(self):
+        return [self.low] if self.low == self.high else None
+
     def __repr__(self):
         return f"Real({self.low!r}, {self.high!r}, log={self.log})"
 
@@ -162,6 +169,9 @@ class Integer(Dimension):
     def contains(self, value):
         return isinstance(value, numbers.Integral) and self.low <= value <= self.high
 
+    def values(self):
+        return list(range(self.low, self.high + 1))
+
     def __repr__(self):
         return f"Integer({self.low!r}, {self.high!r}, log={self.log})"
 
@@ -197,6 +207,9 @@ class Categorical(Dimension):
         return [self.choices[i] for i in rng.integers(len(self.choices), size=int(n))]
 
     def grid(self, n_points):
+        return list(self.choices)
+
+    def values(self):
         return list(self.choices)
 
     def contains(self, value):
@@ -244,6 +257,12 @@ class Distribution(Dimension):
     def contains(self, value):
         return bool(self.dist.pdf(value) > 0) if not self._discrete else True
 
+    def values(self):
+        if not self._discrete:
+            return None
+        low, high = self.dist.support()
+        return list(range(int(low), int(high) + 1)) if np.isfinite(high - low) else None
+
     def __repr__(self):
         return f"Distribution({self.dist.dist.name})"
 
@@ -268,6 +287,11 @@ def as_dimension(spec: Any, name: str = "") -> Dimension:
         f"parameter {name!r}: expected Real, Integer, Categorical, a list of choices or a "
         f"scipy.stats distribution; got {spec!r}"
     )
+
+
+def _key(config: Mapping) -> tuple:
+    """A hashable identity of a configuration (its names and the values' ``repr``)."""
+    return tuple(sorted((k, repr(v)) for k, v in config.items()))
 
 
 class Space:
@@ -312,10 +336,43 @@ class Space:
         return len(self.subspaces) > 1
 
     def sample(self, n: int, random_state=None) -> list[dict]:
-        """Draw ``n`` configurations (each subspace chosen uniformly for lists)."""
+        """Draw ``n`` distinct configurations (each subspace chosen uniformly for lists).
+
+        A draw that repeats an earlier configuration is drawn again (as
+        ``RandomizedSearchCV`` samples without replacement); a finite space
+        of at most ``n`` configurations gives each of them once, in a random
+        order, so the list may be shorter than ``n``.
+        """
         if int(n) != n or n < 1:
             raise ValueError(f"n_candidates must be a positive integer; got {n!r}")
         rng = np.random.default_rng(random_state)
+        every = self._every(int(n))
+        if every is not None:
+            return [every[i] for i in rng.permutation(len(every))]
+        out = self._draw(int(n), rng)
+        for _ in range(64):
+            seen: set = set()
+            again = [i for i, cfg in enumerate(out) if _key(cfg) in seen or seen.add(_key(cfg))]
+            if not again:
+                return out
+            for i, cfg in zip(again, self._draw(len(again), rng), strict=True):
+                out[i] = cfg
+        return list({_key(cfg): cfg for cfg in out}.values())
+
+    def _every(self, limit: int) -> list[dict] | None:
+        """Every configuration when the space is finite with at most ``limit``, else None."""
+        out: dict = {}
+        for sub in self.subspaces:
+            names = sorted(sub)
+            axes = [sub[k].values() for k in names]
+            if any(a is None for a in axes) or math.prod(len(a) for a in axes) > limit:
+                return None
+            for combo in itertools.product(*axes):
+                cfg = dict(zip(names, combo, strict=True))
+                out.setdefault(_key(cfg), cfg)
+        return list(out.values()) if len(out) <= limit else None
+
+    def _draw(self, n: int, rng: np.random.Generator) -> list[dict]:
         which = rng.integers(len(self.subspaces), size=int(n))
         out: list[dict] = [{} for _ in range(int(n))]
         for s, sub in enumerate(self.subspaces):

@@ -25,6 +25,30 @@ def test_sampling_respects_domains_and_is_replayable():
     assert all(0 <= c["a"] <= 2 for c in a)
 
 
+def _keys(configs):
+    return {tuple(sorted(c.items())) for c in configs}
+
+
+def test_sampling_gives_distinct_configurations_and_every_one_of_a_small_space():
+    # as RandomizedSearchCV samples without replacement: a repeat is drawn again
+    space = Space({"k": Integer(1, 5), "w": ["uniform", "distance"]})  # 10 configurations
+    a = space.sample(8, random_state=0)
+    assert len(a) == len(_keys(a)) == 8 and a == space.sample(8, random_state=0)
+    # at most n configurations in all: each once (the list is shorter), in a seeded order
+    for n in (10, 25):
+        every = space.sample(n, random_state=1)
+        assert len(every) == len(_keys(every)) == 10
+    assert space.sample(10, random_state=1) != space.sample(10, random_state=2)
+    cond = Space([{"kernel": ["linear"], "C": [1, 10]},
+                  {"kernel": ["rbf"], "C": [1, 10], "gamma": [0.1, 1]}])
+    assert len(_keys(cond.sample(8, random_state=0))) == 6
+    big = Space([{"kernel": ["linear"], "C": Integer(1, 3)}, {"kernel": ["rbf"], "C": [1, 2]}])
+    assert len(_keys(big.sample(4, random_state=0))) == 4  # 5 in all: sampled, distinct
+    # a discrete distribution with a finite support, and a one-point range
+    tiny = Space({"n": stats.randint(1, 4), "x": Real(0.5, 0.5)})
+    assert sorted(c["n"] for c in tiny.sample(6, random_state=0)) == [1, 2, 3]
+
+
 def test_unit_encoding_round_trip():
     space = Space({"C": Real(1e-3, 1e3, log=True), "n": Integer(2, 50),
                    "kernel": Categorical(["a", "b", "c"])})

@@ -14,7 +14,7 @@ from scipy.stats import qmc
 
 from .waves import WAVE_ALGORITHMS
 
-__all__ = ["initial_design", "resolve_adaptive", "resolve_wave_size"]
+__all__ = ["draw_candidates", "initial_design", "resolve_adaptive", "resolve_wave_size"]
 
 
 def initial_design(space, n: int, rng) -> list[dict]:
@@ -60,6 +60,21 @@ def initial_design(space, n: int, rng) -> list[dict]:
         units = canonical(np.vstack([units[keep], fresh]))
     units = units[first_of_each(units)]
     return space.from_unit(units)
+
+
+def draw_candidates(space, n: int, rng: np.random.Generator, adaptive: bool) -> list[dict]:
+    """The first candidates of a search: :func:`initial_design` with waves, else
+    :meth:`Space.sample <mftune.space.Space.sample>` (a fixed list); both distinct.
+
+    Warns (``UserWarning``, as ``RandomizedSearchCV`` does) when the space gave
+    fewer than ``n`` distinct configurations: each is then evaluated once.
+    """
+    out = initial_design(space, n, rng) if adaptive else space.sample(n, rng)
+    if len(out) < n:
+        warnings.warn(f"the space gave {len(out)} distinct configurations, fewer than "
+                      f"n_candidates={n}: each of them is a candidate once",
+                      UserWarning, stacklevel=4)
+    return out
 
 
 def resolve_adaptive(adaptive, *, space, algorithm, n_candidates) -> tuple[bool, str]:

@@ -25,7 +25,7 @@ import numpy as np
 from joblib import parallel_config
 
 from ..engine.calibration import SettingRefused
-from ..engine.candidates import initial_design, resolve_adaptive, resolve_wave_size
+from ..engine.candidates import draw_candidates, resolve_adaptive, resolve_wave_size
 from ..engine.search import Search
 from ..policies.registry import POINT_ALGORITHMS
 from ..study.recording import RecordingEvaluator
@@ -101,11 +101,9 @@ def create_study(spec: StudySpec, command: list[str] | None, path=None, *,
                              "(one [parameters] table): it searches the unit-cube encoding")
         configs = spec.space.sample(max(int(spec.calibration["arms"]), 2),
                                     random_state=st["seed"])
-    elif adaptive:
-        configs = initial_design(spec.space, st["n_candidates"],
-                                 np.random.default_rng(st["seed"]))
     else:
-        configs = spec.space.sample(st["n_candidates"], random_state=st["seed"])
+        configs = draw_candidates(spec.space, st["n_candidates"],
+                                  np.random.default_rng(st["seed"]), adaptive)
     settings = _settings(spec)
     if adaptive:  # the calibration then covers the cheaper half of the fidelities
         settings.update(adaptive=True, wave_size=resolve_wave_size("auto", len(configs)))

@@ -14,7 +14,7 @@ from sklearn.utils import assert_all_finite, check_random_state, get_tags
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import indexable
 
-from ..engine.candidates import initial_design, resolve_adaptive, resolve_wave_size
+from ..engine.candidates import draw_candidates, resolve_adaptive, resolve_wave_size
 from ..engine.search import Search, level_is_number, raise_if_all_failed
 from ..fidelity import min_subset_size, n_samples_schedule
 from ..policies import registry as algorithms
@@ -397,8 +397,7 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
                 self.adaptive_, why = False, "a fixed candidate list: the study at storage has one"
             self._say(1, f"candidates: {why}")
             candidates = (space.grid(self.grid_points) if self.n_candidates == "grid"
-                          else initial_design(space, self.n_candidates, rng) if self.adaptive_
-                          else space.sample(self.n_candidates, rng))
+                          else draw_candidates(space, self.n_candidates, rng, self.adaptive_))
         if len(candidates) < 2:
             raise ValueError("n_candidates: the space yields fewer than 2 candidates")
         levels = self._levels(X, y, groups, cv, stratify)

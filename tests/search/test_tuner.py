@@ -79,6 +79,15 @@ def test_cv_results_has_grid_search_columns_read_off_the_pulls(data):
     assert repeated  # some fold was pulled again (a reshuffled repeat): its mean is reported
 
 
+def test_a_small_space_gives_each_configuration_once_and_warns(data):
+    # 3 configurations for n_candidates=6: each once (duplicates are exact ties an
+    # elimination cannot separate), with RandomizedSearchCV's kind of warning
+    X, y = data
+    with pytest.warns(UserWarning, match="3 distinct configurations, fewer than n_candidates=6"):
+        t = small(space={"C": [0.01, 1.0, 100.0]}, adaptive=False, max_pulls=30).fit(X, y)
+    assert sorted(c["C"] for c in t.candidates_) == [0.01, 1.0, 100.0]
+
+
 def test_bias_bounds_and_guarantee_are_reported(data):
     X, y = data
     # two candidates far apart (C=1e-5 predicts nearly one class): the stopping rule ends it
