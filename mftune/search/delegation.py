@@ -16,8 +16,21 @@ def _delegate(name):
     return check
 
 
+def _method(name: str):
+    """``name(X)`` of the refitted best estimator, present when that estimator has it."""
+
+    def method(self, X):
+        self._check_refitted(name)
+        return getattr(self.best_estimator_, name)(X)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name}`` of the refitted best estimator."
+    return available_if(_delegate(name))(method)
+
+
 class Delegation:
-    """``classes_``, ``predict``, ``predict_proba``... of the refitted best estimator."""
+    """``classes_``, ``predict``, ``predict_proba``, ``score_samples``... of the refitted best
+    estimator."""
 
     @property
     def classes_(self):
@@ -29,38 +42,10 @@ class Delegation:
             raise AttributeError(f"{name} is available only with refit=True; refit={self.refit}")
         check_is_fitted(self, "best_estimator_")
 
-    @available_if(_delegate("predict"))
-    def predict(self, X):
-        """Predict with the refitted best estimator."""
-        self._check_refitted("predict")
-        return self.best_estimator_.predict(X)
-
-    @available_if(_delegate("predict_proba"))
-    def predict_proba(self, X):
-        """``predict_proba`` of the refitted best estimator."""
-        self._check_refitted("predict_proba")
-        return self.best_estimator_.predict_proba(X)
-
-    @available_if(_delegate("predict_log_proba"))
-    def predict_log_proba(self, X):
-        """``predict_log_proba`` of the refitted best estimator."""
-        self._check_refitted("predict_log_proba")
-        return self.best_estimator_.predict_log_proba(X)
-
-    @available_if(_delegate("decision_function"))
-    def decision_function(self, X):
-        """``decision_function`` of the refitted best estimator."""
-        self._check_refitted("decision_function")
-        return self.best_estimator_.decision_function(X)
-
-    @available_if(_delegate("transform"))
-    def transform(self, X):
-        """``transform`` of the refitted best estimator."""
-        self._check_refitted("transform")
-        return self.best_estimator_.transform(X)
-
-    @available_if(_delegate("inverse_transform"))
-    def inverse_transform(self, X):
-        """``inverse_transform`` of the refitted best estimator."""
-        self._check_refitted("inverse_transform")
-        return self.best_estimator_.inverse_transform(X)
+    predict = _method("predict")
+    predict_proba = _method("predict_proba")
+    predict_log_proba = _method("predict_log_proba")
+    decision_function = _method("decision_function")
+    score_samples = _method("score_samples")
+    transform = _method("transform")
+    inverse_transform = _method("inverse_transform")

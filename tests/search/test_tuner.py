@@ -498,6 +498,10 @@ def test_auto_validation_subsets_only_scores_that_are_means(data):
     kde = MFTuner(KernelDensity(), {"bandwidth": Real(0.1, 2.0, log=True)}, n_candidates=4,
                   cv=3, fidelities=[100], max_pulls=12, random_state=0).fit(X)
     assert kde.validation_ == "full" and set(kde.pulls_["n_valid"]) == {200}
+    # the refitted best estimator's methods are delegated where it has them, as
+    # BaseSearchCV does (score_samples for a density; no predict)
+    np.testing.assert_allclose(kde.score_samples(X[:5]), kde.best_estimator_.score_samples(X[:5]))
+    assert not hasattr(kde, "predict") and hasattr(small(), "decision_function")
 
 
 def test_conditional_pipeline_space_does_not_mutate_candidates(data):
