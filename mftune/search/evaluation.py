@@ -454,6 +454,13 @@ class CVEvaluator(Evaluator):
                                      f"scoring {sorted(self.scorers)}")
         return {**info, "scores": scores}
 
+    def drop_data(self) -> None:
+        """Drop the training data, the splits and the model cache (a completed search):
+        every object still referring to this evaluator then holds none of them."""
+        self.X = self.y = self.groups = None
+        self.fit_params, self._splits = {}, {}
+        self.cache.clear()
+
     def add_candidates(self, n: int) -> None:
         """Make room for ``n`` candidates appended to :attr:`candidates` (proposals)."""
         pad = np.zeros((len(self.levels), int(n)), dtype=np.int64)

@@ -503,8 +503,7 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         counts = np.bincount(fid, minlength=n_fid)
         with np.errstate(invalid="ignore", divide="ignore"):
             measured = np.bincount(fid, cost, n_fid) / counts
-        planned = (policy.nominal_costs() if hasattr(policy, "nominal_costs")
-                   else np.full(n_fid, np.nan))
+        planned = getattr(policy, "nominal_costs", lambda: np.full(n_fid, np.nan))()
         self.costs_ = np.where(counts > 0, measured, planned)
         elim_r = getattr(policy, "eliminated_round", np.full(len(self.candidates_), -1))
         elim_f = getattr(policy, "eliminated_fidelity", np.full(len(self.candidates_), -1))
@@ -531,6 +530,9 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
             self._say(1, "interrupted: best candidate so far kept; call resume() to continue")
             return
         self._refit(ev)
+        if self.refit is not False or reason not in ("budget", "max-pulls"):
+            ev.drop_data()  # nothing can resume it: keep no training data, nor in a pickle
+            self._evaluator = None
 
     def _refit(self, ev):
         refit = self.refit
@@ -549,7 +551,6 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
             self.n_features_in_ = est.n_features_in_
         if hasattr(est, "feature_names_in_"):
             self.feature_names_in_ = est.feature_names_in_
-        self._evaluator = None  # drop the training data once the search is complete
 
     def resume(self, budget=None, max_pulls=None):
         """Continue an interrupted (or capped) search with new caps, then refit.

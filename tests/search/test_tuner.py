@@ -79,6 +79,22 @@ def test_cv_results_has_grid_search_columns_read_off_the_pulls(data):
     assert repeated  # some fold was pulled again (a reshuffled repeat): its mean is reported
 
 
+def test_a_completed_search_keeps_no_training_data():
+    # as GridSearchCV: a fitted search pickles with its best estimator, not the data
+    # (a search stopped by a cap with refit=False keeps it, for resume())
+    import pickle
+
+    X, y = make_classification(4000, 50, random_state=0)  # 1.6 MB of features
+    done = small(max_pulls=None, epsilon=0.05).fit(X, y)
+    assert done.stopping_reason_ == "stopping-rule"
+    assert len(pickle.dumps(done)) < X.nbytes / 10
+    assert len(pickle.dumps(small(refit=True).fit(X, y))) < X.nbytes / 10
+    capped = small(refit=False).fit(X, y)
+    assert capped.stopping_reason_ == "max-pulls" and len(pickle.dumps(capped)) > X.nbytes
+    before = capped.n_pulls_
+    assert capped.resume(max_pulls=before + 20).n_pulls_ > before
+
+
 def test_a_small_space_gives_each_configuration_once_and_warns(data):
     # 3 configurations for n_candidates=6: each once (duplicates are exact ties an
     # elimination cannot separate), with RandomizedSearchCV's kind of warning
