@@ -239,7 +239,8 @@ def study_summary(path) -> dict:
             if state.pulls is None or not all(r.finished for r in rows_b):
                 break
             # every stored row finished, fewer than asked: the runner (the tuner's
-            # driver) told these and stopped on its cap; so does this replay
+            # driver) cut the batch to its budget and told these; it stopped there or,
+            # its costs overestimated, asked the next batch; so does this replay
             n = len(rows_b)
             policy.tell(state.pulls[:n], batch_rewards(rows_b, worst, study.error_reward),
                         [r.cost or 0.0 for r in rows_b])
@@ -252,9 +253,9 @@ def study_summary(path) -> dict:
         out["timeline"].append({"batch": b, "fidelity": int(by_batch[b][0].fidelity),
                                 "cost": cost, "survivors": int(policy.active.sum()),
                                 "best_arm": best["arm"], "best_score": best["score"]})
-        if cut:
+        if cut and b + 1 not in by_batch:
             break
-        b = state.batch
+        b = b + 1 if cut else state.batch
     for m in range(n_fid):
         fid_table[m]["eliminated"] = int(np.sum(policy.eliminated_fidelity == m))
     out["arms"] = [{"arm": a, "active": bool(policy.active[a]),

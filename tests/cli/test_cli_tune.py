@@ -90,6 +90,22 @@ def test_shell_example_end_to_end(in_tmp):
     assert "cost per fidelity" in res.output
 
 
+def test_a_batch_cut_to_the_budget_then_continued_replays_in_status(in_tmp):
+    # Nominal costs (units of the levels) price a batch above the seconds left of the
+    # default budget, so the driver cuts batches and then goes on (the seconds spent are
+    # far fewer): status, report and resume replay such a batch as the runner ran it
+    shell = (EXAMPLES / "space_shell.toml").read_text()
+    Path("space.toml").write_text(shell.replace("factor = 3", 'factor = 3\ncosts = "nominal"'))
+    res = invoke("tune", "space.toml", "--study", "n.db", "--", "sh",
+                 EXAMPLES / "train_synthetic.sh")
+    assert res.exit_code == 0, res.output
+    s = status_json("n.db")
+    assert s["status"] == "finished" and f"(arm {s['best']['arm']})" in res.output
+    assert len(s["arms"]) == s["study"]["n_candidates"] > 12  # the waves' candidates too
+    for command in ("report", "resume"):
+        assert invoke(command, "n.db").exit_code == 0
+
+
 def _configs(path):
     import sqlite3
 
