@@ -41,10 +41,11 @@ import joblib
 import numpy as np
 from sklearn.utils.validation import _num_samples
 
+from ..engine.calibration import SettingRefused
 from ..study.jsonio import dumps
 from ..study.recording import RecordingEvaluator, StudyBusyError
 from ..study.replay import StudyMismatchError
-from ..study.store import StudyStore
+from ..study.store import StudyStore, remove_study_files
 
 __all__ = [
     "close_recorder", "describe", "open_recorder", "storage_errors", "stored_seed",
@@ -173,8 +174,9 @@ def open_recorder(tuner, evaluator, *, candidates, levels, seed, space, calibrat
                  "error_reward": None, "tuner": signature, "adaptive": bool(tuner.adaptive_),
                  "wave_size": tuner._wave_size},
     }
+    tuner._created_storage = not StudyStore.exists(path)
     try:
-        if not StudyStore.exists(path):
+        if tuner._created_storage:
             store = StudyStore.create(path, settings={}, **record)
         else:
             store = StudyStore(path)
@@ -223,6 +225,14 @@ def storage_errors(tuner):
     """Name ``storage`` in mismatch errors; leave the study file consistent on any exit."""
     try:
         yield
+    except SettingRefused as exc:  # read off the calibration, after the file was written
+        close_recorder(tuner)
+        where = f"storage={str(tuner.storage)!r}"
+        if tuner.__dict__.pop("_created_storage", False):
+            remove_study_files(Path(os.fspath(tuner.storage)))
+            raise SettingRefused(f"{exc} (the new study file {where} was removed)") from None
+        raise SettingRefused(f"{where}: {exc}; the study there was written with this setting: "
+                             "choose another storage path for a new one") from None
     except (StudyMismatchError, StudyBusyError) as exc:
         raise ValueError(f"storage={str(tuner.storage)!r}: {exc}") from None
     except sqlite3.IntegrityError as exc:

@@ -78,6 +78,7 @@ from .workers import (
 
 __all__ = [
     "FINISHED", "FORMAT_VERSION", "PullRow", "StudyFileError", "StudyStore", "new_worker_id",
+    "remove_study_files",
 ]
 
 FORMAT_VERSION = 2
@@ -262,7 +263,7 @@ class StudyStore:
             conn = cls._connect(path, timeout)
         except sqlite3.Error as exc:
             if new:
-                _remove_study_files(path)
+                remove_study_files(path)
             raise StudyFileError(f"{path}: cannot create the study: {exc}") from None
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -285,7 +286,7 @@ class StudyStore:
                 conn.execute("ROLLBACK")
             conn.close()
             if new:  # nothing is left of a study that could not be created
-                _remove_study_files(path)
+                remove_study_files(path)
             raise
         conn.close()
         return cls(path, timeout)
@@ -564,7 +565,8 @@ class StudyStore:
         return f"StudyStore({str(self.path)!r})"
 
 
-def _remove_study_files(path: Path) -> None:
+def remove_study_files(path: Path) -> None:
+    """Delete a study file and its SQLite side files (``-wal``, ``-shm``, ``-journal``)."""
     for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
         p.unlink(missing_ok=True)
 

@@ -458,3 +458,14 @@ def test_an_integrity_error_is_named_for_what_it_is(data, tmp_path, monkeypatch)
     monkeypatch.setattr(StudyStore, "insert_batch", clash)
     with pytest.raises(ValueError, match="storage=.*another process is writing this study"):
         small(storage=tmp_path / "b.db").fit(X, y)
+
+
+def test_a_refused_epsilon_leaves_no_study_file_and_the_corrected_fit_runs(data, tmp_path):
+    # the refusal comes after the calibration wrote the file: the file this fit created
+    # goes with it, so the advice of the message (a smaller epsilon) can be followed
+    X, y = data
+    path = tmp_path / "eps.db"
+    with pytest.raises(ValueError, match=r"epsilon=100 is larger .* new study file .* removed"):
+        small(storage=path, epsilon=100.0).fit(X, y)
+    assert not any(tmp_path.iterdir())
+    assert small(storage=path, epsilon=0.01).fit(X, y).n_pulls_ > 0 and path.exists()
