@@ -173,7 +173,12 @@ def n_samples_schedule(
                           np.asarray(fidelities, dtype=object).reshape(-1)]) & (vals <= 1.0)
         sizes = np.where(share, np.round(vals * n_max), np.round(vals)).astype(np.int64)
         if np.any(np.diff(sizes) <= 0):
-            raise ValueError(f"fidelities must be strictly increasing; got {fidelities!r}")
+            read = ", ".join(f"{v!r} -> {n} rows" for v, n in zip(
+                np.asarray(fidelities, dtype=object).reshape(-1).tolist(), sizes.tolist(),
+                strict=True))
+            raise ValueError(f"fidelities must be strictly increasing sizes; got {fidelities!r}, "
+                             f"read as {read} (floats in (0, 1] are shares of the "
+                             f"{n_max}-row fold, integers and larger floats are rows)")
         if sizes[-1] > n_max:
             raise ValueError(
                 f"fidelities: {int(sizes[-1])} rows exceed the smallest training fold ({n_max})"

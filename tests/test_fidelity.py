@@ -60,6 +60,9 @@ def test_n_samples_schedule_geometric_and_explicit():
     assert n_samples_schedule(1000, fidelities=[0.1, 0.5, 1.0]) == [100, 500, 1000]
     # integers are rows (1 too); only floats in (0, 1] are shares of the fold
     assert n_samples_schedule(1000, fidelities=[1, 10, 100]) == [1, 10, 100, 1000]
+    # a 1 meant as the whole fold is a row: the error says how each entry was read
+    with pytest.raises(ValueError, match=r"read as 0\.2 -> 200 rows, 0\.5 -> 500 rows, 1 -> 1 "):
+        n_samples_schedule(1000, fidelities=[0.2, 0.5, 1])
     # the smallest subset must lie below the top (as HalvingRandomSearchCV refuses it)
     with pytest.raises(ValueError, match=r"^min_resources=80 must be below .*\(50\)"):
         n_samples_schedule(50, min_resources=80)

@@ -174,6 +174,14 @@ def _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, er
     return out
 
 
+def _short(cv) -> str:
+    """``repr`` of a splitter, or its type for a list of splits (whose repr holds them all)."""
+    if type(cv).__name__ == "_CVIterableWrapper":  # what check_cv makes of a list
+        return "a list of splits"
+    text = repr(cv)
+    return text if len(text) <= 80 else f"<{type(cv).__name__}>"
+
+
 class CVEvaluator(Evaluator):
     """Fit-and-score pulls of scikit-learn candidates at given fidelities.
 
@@ -285,7 +293,8 @@ class CVEvaluator(Evaluator):
         """Warn (``UserWarning``) when the splitter's splits are fixed."""
         if self.fixed_splits:
             warnings.warn(
-                f"cv={self.cv!r} gives the same {self.n_splits} split(s) on every repeat (it "
+                f"cv={_short(self.cv)} gives the same {self.n_splits} split(s) on every "
+                "repeat (it "
                 "has no random_state to reshuffle): a candidate evaluated more often than that "
                 "at a fidelity repeats earlier evaluations, and the search then ends without "
                 "a certificate (stopping_reason_='repeated-splits'); a splitter with a "

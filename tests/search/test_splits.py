@@ -87,7 +87,7 @@ def test_a_rule_that_counted_repeated_splits_gives_no_certificate(tmp_path):
     kw = dict(n_candidates=4, costs="levels", max_pulls=500, random_state=0, epsilon=0.05,
               adaptive=False)
     space = {"n_neighbors": Integer(1, 30)}
-    with pytest.warns(UserWarning, match="same 3 split"):
+    with pytest.warns(UserWarning, match="^cv=a list of splits gives the same 3 split"):
         t = MFTuner(KNeighborsClassifier(), space, cv=splits, storage=str(tmp_path / "s.db"),
                     **kw).fit(X, y)
     # Without the repeats the rule would have certified: the same search with new splits
