@@ -53,10 +53,17 @@ def build_pulls(records, levels) -> dict:
 
 
 def _param_columns(candidates) -> dict:
+    """``param_<name>`` masked arrays (masked where a candidate lacks the parameter), of
+    the values' numeric dtype when they share one, else ``object``, as ``GridSearchCV``."""
     names = sorted({k for c in candidates for k in c})
     out = {}
     for name in names:
-        col = np.ma.MaskedArray(np.empty(len(candidates), dtype=object),
+        try:
+            kind = np.array([c[name] for c in candidates if name in c])
+            dtype = kind.dtype if kind.ndim == 1 and kind.dtype.kind in "biuf" else object
+        except ValueError:  # ragged values (lists of different lengths)
+            dtype = object
+        col = np.ma.MaskedArray(np.empty(len(candidates), dtype=dtype),
                                 mask=np.ones(len(candidates), dtype=bool))
         for i, c in enumerate(candidates):
             if name in c:

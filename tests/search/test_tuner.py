@@ -62,6 +62,7 @@ def test_cv_results_has_grid_search_columns_read_off_the_pulls(data):
     t = small(max_pulls=120).fit(X, y)
     grid = GridSearchCV(LogisticRegression(solver="liblinear"), {"C": [0.1, 1.0]}, cv=3)
     assert set(grid.fit(X, y).cv_results_) <= set(t.cv_results_)
+    assert t.cv_results_["param_C"].dtype == grid.cv_results_["param_C"].dtype == float
     res, pulls = t.cv_results_, t.pulls_
     fold = np.asarray(pulls["split"]) % t.n_splits_
     repeated = False
