@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import warnings
+
 import click
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Python warnings as ``Warning: ...`` lines on stderr (no source line quoted)."""
+    click.echo(f"Warning: {message}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mftune", prog_name="mftune")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """mftune: hyperparameter tuning with multi-fidelity bandits."""
+    shown = warnings.showwarning
+    warnings.showwarning = _show_warning
+    ctx.call_on_close(lambda: setattr(warnings, "showwarning", shown))
 
 
 @main.group()

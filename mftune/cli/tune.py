@@ -109,7 +109,8 @@ def _limits(f):
     f = click.option("--budget", type=click.FloatRange(min=0, min_open=True),
                      help="Stop once the summed run cost reaches this many seconds.")(f)
     f = click.option("--max-pulls", type=click.IntRange(min=1),
-                     help="Stop once this many runs have started.")(f)
+                     help="Stop once this many runs of the search have started "
+                          "(the calibration's runs are not counted).")(f)
     f = click.option("--workers", type=click.IntRange(min=1),
                      help="Runs in parallel in this process (with --scheduler: runs in flight "
                           "on the cluster, default its number of threads).")(f)

@@ -104,6 +104,10 @@ def create_study(spec: StudySpec, command: list[str] | None, path=None, *,
     else:
         configs = draw_candidates(spec.space, st["n_candidates"],
                                   np.random.default_rng(st["seed"]), adaptive)
+        if len(configs) < 2:
+            raise ValueError(f"parameters: the space holds {len(configs)} distinct "
+                             "configuration; a search needs at least 2 (give a range or "
+                             "more choices)")
     settings = _settings(spec)
     if adaptive:  # the calibration then covers the cheaper half of the fidelities
         settings.update(adaptive=True, wave_size=resolve_wave_size("auto", len(configs)))

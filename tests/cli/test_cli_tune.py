@@ -333,6 +333,10 @@ BAD_FILES = {
                       r"study\.seed: must be an integer in \[0, 2\*\*63\); got -1"),
     "huge seed": (X_SPACE + '[study]\nseed = 99999999999999999999\n',
                   r"study\.seed: must be an integer in"),
+    "one configuration": ('[parameters]\nc = { type = "categorical", choices = ["a", "a"] }\n'
+                          '[fidelity]\nname = "n"\nvalues = [1, 2]\n',
+                          r"parameters: the space holds 1 distinct configuration; a search "
+                          r"needs at least 2"),
 }
 
 
