@@ -49,3 +49,9 @@ class Delegation:
     score_samples = _method("score_samples")
     transform = _method("transform")
     inverse_transform = _method("inverse_transform")
+
+    def score(self, X, y=None):
+        """Score with the optimised metric's scorer (``scoring``), as ``GridSearchCV``."""
+        self._check_refitted("score")
+        scorer = self.scorer_[self.refit] if self.multimetric_ else self.scorer_
+        return scorer(self.best_estimator_, X, y)

@@ -105,7 +105,7 @@ def clone_with(estimator, params: dict):
 
 
 def fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, error_score,
-                  step: ContinuationStep | None = None):
+                  step: ContinuationStep | None = None, score_params=None):
     """Fit a clone of ``estimator`` with ``params`` on ``train``, score it on ``test``.
 
     Returns a dict with ``scores`` (one per scorer), ``fit_time``,
@@ -117,16 +117,17 @@ def fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, err
     :func:`mftune.search.continuation.fit_at_level`, continuing the pickled
     ``step.start`` model when there is one; ``cache_time`` is the seconds spent
     (un)pickling, and with ``step.keep`` the trained model comes back pickled
-    as ``model``.
+    as ``model``. ``score_params``: ``{scorer name: metadata}`` routed to each scorer
+    (:mod:`mftune.search.routing`), sliced to ``test`` as the fit parameters to ``train``.
     """
     out = _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params,
-                         error_score, step)
+                         error_score, step, score_params or {})
     out["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     return out
 
 
 def _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, error_score,
-                   step=None):
+                   step=None, score_params=None):
     cache_time = 0.0
     start_level = None
     if step is not None and step.start is not None:
@@ -155,7 +156,8 @@ def _fit_and_score(estimator, params, X, y, train, test, scorers, fit_params, er
     fit_time = time.perf_counter() - start
     start = time.perf_counter()
     try:
-        scores = {name: float(sc(est, X_te, y_te)) for name, sc in scorers.items()}
+        scores = {name: float(sc(est, X_te, y_te, **_index_params(
+            (score_params or {}).get(name, {}), n, test))) for name, sc in scorers.items()}
     except Exception:
         if error_score == "raise":
             raise
@@ -205,6 +207,8 @@ class CVEvaluator(Evaluator):
         Name of the scorer whose score is the reward.
     groups : array-like, optional
     fit_params : dict, optional
+    score_params : dict, optional
+        ``{scorer name: metadata}`` (routed by :mod:`mftune.search.routing`).
     error_score : "raise" or float
     timeout : float, optional
         Seconds after which a pull is stopped (forked child processes).
@@ -225,8 +229,8 @@ class CVEvaluator(Evaluator):
     """
 
     def __init__(self, estimator, candidates, X, y, cv, fidelity, levels, scorers, metric, *,
-                 groups=None, fit_params=None, error_score=np.nan, timeout=None,
-                 stratify=False, n_jobs=None, random_state=0,
+                 groups=None, fit_params=None, score_params=None, error_score=np.nan,
+                 timeout=None, stratify=False, n_jobs=None, random_state=0,
                  continuation: Continuation | None = None, validation: str = "full",
                  cache_bytes: int = CACHE_BYTES):
         super().__init__(n_jobs)
@@ -239,6 +243,7 @@ class CVEvaluator(Evaluator):
         self.scorers = scorers
         self.metric = metric
         self.fit_params = dict(fit_params or {})
+        self.score_params = dict(score_params or {})
         self.error_score = error_score
         self.timeout = timeout
         self.stratify = stratify
@@ -340,7 +345,8 @@ class CVEvaluator(Evaluator):
             params[self.fidelity] = self.levels[fidelity]
         train, test = self.train_rows(arm, fidelity, split)
         return (self.estimator, params, self.X, self.y, train, test, self.scorers,
-                self.fit_params, self.error_score, self._step(arm, fidelity, split))
+                self.fit_params, self.error_score, self._step(arm, fidelity, split),
+                self.score_params)
 
     def _step(self, arm: int, fidelity: int, split: int) -> ContinuationStep | None:
         """The continuation of one pull: the cached lower-fidelity model, if any."""
@@ -467,7 +473,7 @@ class CVEvaluator(Evaluator):
         """Drop the training data, the splits and the model cache (a completed search):
         every object still referring to this evaluator then holds none of them."""
         self.X = self.y = self.groups = None
-        self.fit_params, self._splits = {}, {}
+        self.fit_params, self.score_params, self._splits = {}, {}, {}
         self.cache.clear()
 
     def add_candidates(self, n: int) -> None:

@@ -24,16 +24,10 @@ from .delegation import Delegation
 from .evaluation import CVEvaluator, clone_with
 from .params import build_scorers, check_params
 from .results import build_cv_results, build_pulls
-from .storage import (
-    open_recorder,
-    storage_errors,
-    stored_seed,
-    stored_waves,
-    study_signature,
-)
+from .routing import metadata_router, route_fit_params
+from .storage import open_recorder, storage_errors, stored_seed, stored_waves, study_signature
 
 __all__ = ["MFTuner"]
-
 
 
 #: MFTuner parameters that are the engine's settings (mftune.engine.search.SETTINGS).
@@ -346,15 +340,18 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
             Group labels for group-aware splitters.
         **fit_params : dict
             Passed to the estimator's ``fit``; sample-aligned arrays are sliced
-            to each pull's training rows.
+            to each pull's training rows. With scikit-learn's metadata routing
+            enabled they go where requested (the estimator's ``fit``, a
+            scorer, the splitter: :mod:`mftune.search.routing`).
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, groups, fit_params)
+        fit_params, score_params, groups = route_fit_params(self, groups, fit_params)
+        return self._fit(X, y, groups, fit_params, score_params=score_params)
 
-    def _fit(self, X, y, groups, fit_params, budget=None, max_pulls=None):
+    def _fit(self, X, y, groups, fit_params, budget=None, max_pulls=None, score_params=None):
         """``fit`` with caps overriding ``budget``/``max_pulls`` (``resume`` with storage)."""
         self._check_params()
         self._t_start = time.perf_counter()
@@ -415,7 +412,8 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
                          + (" (validation='auto')" if self.validation == "auto" else ""))
         evaluator = CVEvaluator(
             self.estimator, candidates, X, y, cv, self.fidelity, levels, scorers, metric,
-            groups=groups, fit_params=fit_params, error_score=self.error_score,
+            groups=groups, fit_params=fit_params, score_params=score_params,
+            error_score=self.error_score,
             timeout=self.timeout, stratify=stratify and self.fidelity == "n_samples",
             n_jobs=self.n_jobs, random_state=seed, continuation=spec, validation=validation)
         self._evaluator = evaluator
@@ -577,15 +575,14 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
                              "this one completed — call fit() to start another")
         if self.storage is not None:  # the study file is the truth: replay it, then go on
             ev = self._evaluator
-            return self._fit(ev.X, ev.y, ev.groups, ev.fit_params, budget, max_pulls)
+            return self._fit(ev.X, ev.y, ev.groups, ev.fit_params, budget, max_pulls,
+                             ev.score_params)
         self._search(budget, max_pulls)
         return self
 
-    def score(self, X, y=None):
-        """Score with the optimised metric's scorer (``scoring``), as ``GridSearchCV``."""
-        self._check_refitted("score")
-        scorer = self.scorer_[self.refit] if self.multimetric_ else self.scorer_
-        return scorer(self.best_estimator_, X, y)
+    def get_metadata_routing(self):
+        """Where ``fit`` routes metadata (:mod:`mftune.search.routing`)."""
+        return metadata_router(self)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

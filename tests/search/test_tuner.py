@@ -96,6 +96,33 @@ def test_a_completed_search_keeps_no_training_data():
     assert capped.resume(max_pulls=before + 20).n_pulls_ > before
 
 
+def test_metadata_routing_sends_each_keyword_where_it_is_requested(data):
+    # as GridSearchCV with enable_metadata_routing: a scorer requesting sample_weight gets
+    # the weights of each pull's validation rows, the estimator those of its training rows,
+    # GroupKFold the groups; metadata nothing requested raises scikit-learn's error
+    import sklearn
+    from sklearn.metrics import make_scorer
+    from sklearn.exceptions import UnsetMetadataPassedError
+
+    X, y = data
+    weights = np.where(y == 1, 5.0, 1.0)
+    seen = []
+
+    def accuracy(y_true, y_pred, sample_weight=None):
+        seen.append(None if sample_weight is None else (len(sample_weight), len(y_true)))
+        return float(np.average(y_true == y_pred, weights=sample_weight))
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        scorer = make_scorer(accuracy).set_score_request(sample_weight=True)
+        est = LogisticRegression(solver="liblinear").set_fit_request(sample_weight=True)
+        t = small(estimator=est, scoring=scorer, cv=GroupKFold(3)).fit(
+            X, y, groups=np.arange(len(y)) % 6, sample_weight=weights)
+        assert t.n_pulls_ > 0 and seen and all(s is not None and s[0] == s[1] for s in seen)
+        assert set(t.pulls_["n_valid"]) == {200}  # GroupKFold's folds of 2 groups of 6
+        with pytest.raises(UnsetMetadataPassedError, match="sample_weight"):
+            small().fit(X, y, sample_weight=weights)  # LogisticRegression did not request it
+
+
 def test_a_small_space_gives_each_configuration_once_and_warns(data):
     # 3 configurations for n_candidates=6: each once (duplicates are exact ties an
     # elimination cannot separate), with RandomizedSearchCV's kind of warning
