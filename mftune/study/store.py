@@ -449,6 +449,16 @@ class StudyStore:
             found = _pull_processes(trials_dir, {str(i) for i in ids})
         return {int(i) for i in found}
 
+    def retry_failed(self, kind: str = "calibration") -> int:
+        """Put the failed (or timed-out) pulls of ``kind`` back to ``pending``, results
+        cleared: a calibration that failed before any decision read it runs again."""
+        with self.transaction():
+            return self._conn.execute(
+                "UPDATE pulls SET status = 'pending', worker = NULL, score = NULL, "
+                "reward = NULL, cost = NULL, started = NULL, ended = NULL, error = NULL, "
+                "info = NULL WHERE kind = ? AND status IN ('failed', 'timed-out')",
+                (kind,)).rowcount
+
     def release_worker(self, worker: str) -> int:
         """Put back to ``pending`` the running pulls of ``worker`` (it stops, e.g. on Ctrl+C)."""
         with self.transaction():

@@ -259,23 +259,24 @@ epsilon = 0.05
 
 
 def test_all_failing_script_stops_with_an_error(in_tmp):
-    Path("space.toml").write_text("""
-[parameters]
-x = { type = "real", low = 0.0, high = 1.0 }
-[fidelity]
-name = "n"
-values = [1, 2]
-xi = [0.5, 0]
-[objective]
-sigma = 0.1
-[study]
-path = "bad.db"
-n_candidates = 3
-""")
-    res = invoke("tune", "space.toml", "--quiet", "--", sys.executable, "-c",
-                 "import sys; sys.exit('no GPU found')")
+    # (a calibration estimates σ and ξ: the file gives neither)
+    Path("space.toml").write_text(X_SPACE + '[study]\npath = "bad.db"\nn_candidates = 3\n')
+    Path("train.py").write_text(
+        "import pathlib, random, sys\n"
+        "if pathlib.Path('broken').exists():\n    sys.exit('no GPU found')\n"
+        "x = float([a[4:] for a in sys.argv if a.startswith('--x=')][0])\n"
+        "print(f'mftune-score: {x + random.gauss(0, 0.05)}')\n")
+    Path("broken").touch()
+    res = invoke("tune", "space.toml", "--quiet", "--max-pulls", 12, "--", sys.executable,
+                 "train.py")
     assert res.exit_code == 1
     assert "all-failed" in res.output and "no GPU found" in res.output
+    # the script fixed, a resume runs the calibration's failed runs again and goes on
+    Path("broken").unlink()
+    res = invoke("resume", "bad.db", "--quiet")
+    assert res.exit_code == 0, res.output
+    s = status_json("bad.db")
+    assert s["failed"] == 0 and s["calibration"]["pulls"] == s["calibration"]["planned"]
 
 
 #: A one-parameter space file with two fidelities; tests append their own tables.

@@ -101,8 +101,8 @@ def test_metadata_routing_sends_each_keyword_where_it_is_requested(data):
     # the weights of each pull's validation rows, the estimator those of its training rows,
     # GroupKFold the groups; metadata nothing requested raises scikit-learn's error
     import sklearn
-    from sklearn.metrics import make_scorer
     from sklearn.exceptions import UnsetMetadataPassedError
+    from sklearn.metrics import make_scorer
 
     X, y = data
     weights = np.where(y == 1, 5.0, 1.0)
