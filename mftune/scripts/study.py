@@ -142,9 +142,12 @@ def study_command(store: StudyStore) -> tuple[list[str], str]:
     extra = store.meta["spec"]
     if not extra.get("command"):
         who = extra.get("source", "another program")
+        where = ("serve it again (mftune serve PATH); a served study stopped by its budget "
+                 "or pull cap stays stopped" if who == "mftune serve"
+                 else "fit again with the same storage=" if who == "MFTuner"
+                 else "resume it where it was written")
         raise ValueError(f"{store.path}: this study was written by {who}, not mftune tune; "
-                         "mftune status/report/export read it, and it resumes where it "
-                         "was written (MFTuner: fit again with the same storage=)")
+                         f"mftune status/report/export read it; to continue it, {where}")
     return list(extra["command"]), extra["cwd"]
 
 

@@ -317,7 +317,7 @@ def test_status_report_and_export_read_a_tuner_study(tmp_path):
     assert "rows written to standard output" in res.stderr
     # the script runner refuses it cleanly (it resumes through MFTuner.fit)
     res = runner.invoke(main, ["resume", str(path)])
-    assert res.exit_code == 1 and "MFTuner" in res.output
+    assert res.exit_code == 1 and "to continue it, fit again with the same storage=" in res.output
 
 
 def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
