@@ -167,6 +167,10 @@ def _unknown(table: dict, allowed, prefix: str, ctx) -> None:
                             f"unknown key; allowed keys are {', '.join(sorted(allowed))}")
 
 
+#: A parameter name: what a script can take as ``--NAME=VALUE`` (pipelines' ``a__b`` too).
+_NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*")
+
+
 def build_space(parameters: dict, ctx: _Ctx | None = None) -> Space:
     """Build a :class:`Space` from a ``[parameters]`` table.
 
@@ -188,6 +192,9 @@ def build_space(parameters: dict, ctx: _Ctx | None = None) -> Space:
     dims = {}
     for name, p in parameters.items():
         key = f"parameters.{name}"
+        if not _NAME.fullmatch(name):
+            raise ctx.error(key, "a parameter name is letters, digits, '_', '.' or '-', not "
+                            f"starting with '-' (the script gets --NAME=VALUE); got {name!r}")
         if not isinstance(p, dict):
             raise ctx.error(key, f"must be a table like {{ type = \"real\", low = 0, high = 1 }};"
                             f" got {p!r}")
@@ -198,8 +205,10 @@ def build_space(parameters: dict, ctx: _Ctx | None = None) -> Space:
         if kind == "categorical":
             _unknown(p, {"type", "choices"}, key, ctx)
             choices = p.get("choices")
-            if not isinstance(choices, list) or not choices:
-                raise ctx.error(f"{key}.choices", f"must be a non-empty list; got {choices!r}")
+            if not isinstance(choices, list) or not choices or not all(
+                    isinstance(c, (str, int, float, bool)) for c in choices):
+                raise ctx.error(f"{key}.choices", "must be a non-empty list of strings, "
+                                f"numbers or booleans; got {choices!r}")
             dims[name] = Categorical(choices, name)
             continue
         _unknown(p, {"type", "low", "high", "log"}, key, ctx)
@@ -350,6 +359,8 @@ def spec_from_data(data: Any, path: str = "<json>", text: str = "") -> StudySpec
                         "the fidelity must be a separate name")
     obj = data.get("objective", {})
     _unknown(obj, {"name", "direction", "sigma"}, "objective", ctx)
+    if not isinstance(obj.get("name", "score"), str) or not obj.get("name", "score"):
+        raise ctx.error("objective.name", f"must be a non-empty string; got {obj['name']!r}")
     objective = {"name": str(obj.get("name", "score")),
                  "direction": _choice(obj.get("direction", "maximize"), "objective.direction",
                                       DIRECTIONS, ctx)}

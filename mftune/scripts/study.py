@@ -16,6 +16,7 @@ pending rows.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -87,6 +88,10 @@ def create_study(spec: StudySpec, command: list[str] | None, path=None, *,
     path = Path(path or st["path"])
     if command is not None and not command:
         raise ValueError("command must not be empty: mftune tune SPACE_FILE -- COMMAND [ARGS]")
+    if command and shutil.which(command[0]) is None \
+            and shutil.which(str(Path(cwd or ".") / command[0])) is None:
+        raise ValueError(f"command not found: {command[0]} (not on PATH, nor an executable "
+                         "file); nothing was written")
     # waves of candidates proposed by a surrogate (as MFTuner's adaptive="auto"), their
     # first wave space-filling; or a fixed list of random draws
     adaptive, _ = resolve_adaptive(st.get("adaptive", "auto"), space=spec.space,

@@ -23,9 +23,9 @@ n_candidates = 6
 timeout = 1
 """
 
+#: (a program that is not found is refused before the study is written: test_cli_tune.py)
 CASES = {
     "missing file": ([sys.executable, "no_such_script.py"], "No such file or directory"),
-    "missing program": (["no-such-program-mftune"], "command not found: no-such-program-mftune"),
     "exit code": ([sys.executable, "-c", "import sys; print('boom', file=sys.stderr); "
                    "sys.exit(3)"], "exit code 3"),
     "unparseable": ([sys.executable, "-c", "print('accuracy was fine')"], "no score"),

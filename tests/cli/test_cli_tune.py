@@ -334,6 +334,14 @@ BAD_FILES = {
                       r"study\.seed: must be an integer in \[0, 2\*\*63\); got -1"),
     "huge seed": (X_SPACE + '[study]\nseed = 99999999999999999999\n',
                   r"study\.seed: must be an integer in"),
+    "name with a space": ('[parameters]\n"my lr" = { type = "real", low = 0, high = 1 }\n'
+                          '[fidelity]\nname = "n"\nvalues = [1, 2]\n',
+                          r"space\.toml:2: parameters\.my lr: a parameter name is letters"),
+    "table as a choice": ('[parameters]\nc = { type = "categorical", choices = [{ a = 1 }] }\n'
+                          '[fidelity]\nname = "n"\nvalues = [1, 2]\n',
+                          r"parameters\.c\.choices: must be a non-empty list of strings"),
+    "list as objective name": (X_SPACE + '[objective]\nname = [1, 2]\n',
+                               r"objective\.name: must be a non-empty string"),
     "one configuration": ('[parameters]\nc = { type = "categorical", choices = ["a", "a"] }\n'
                           '[fidelity]\nname = "n"\nvalues = [1, 2]\n',
                           r"parameters: the space holds 1 distinct configuration; a search "
@@ -437,6 +445,13 @@ def test_tune_refuses_an_existing_study(in_tmp):
     assert res.exit_code == 0 and "mftune resume x.db --max-pulls N" in res.output
     res = invoke(*args)
     assert res.exit_code == 1 and "mftune resume x.db" in res.output
+
+
+def test_tune_refuses_a_command_that_cannot_run_and_writes_nothing(in_tmp):
+    res = invoke("tune", EXAMPLES / "space_shell.toml", "--study", "x.db", "--",
+                 "no-such-trainer", "--epochs", "3")
+    assert res.exit_code == 1 and "command not found: no-such-trainer" in res.output
+    assert not any(in_tmp.iterdir())
 
 
 def test_script_evaluator_through_the_driver(tmp_path):
