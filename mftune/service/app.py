@@ -195,8 +195,8 @@ def create_app(service: Service) -> Starlette:
             else:
                 raise ApiError(415, "content-type", "must be application/json or "
                                f"application/toml; got {kind!r}")
-        except SpaceFileError as exc:
-            raise ApiError(400, "spec", str(exc)) from None
+        except SpaceFileError as exc:  # "spec:LINE: key: ..." (the source is named spec)
+            raise ApiError(400, "spec", str(exc).removeprefix("spec:").lstrip()) from None
         path = service.folder / f"{name}.db"
         if name in service.studies or StudyStore.exists(path):
             raise ApiError(409, "name", f"a study named {name!r} exists")

@@ -95,7 +95,9 @@ def text(body: dict, key: str, *, max_len: int = 2000, required: bool = False,
 
 def check_name(name: Any) -> str:
     """A valid study name (letters, digits, ``_.-``; at most 64 characters)."""
+    if name is None:
+        raise ApiError(400, "name", "missing: give the study's name (?name=NAME)")
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise ApiError(400, "name", "a study name is 1-64 letters, digits, '_', '.' or '-', "
                        f"starting with a letter or digit; got {str(name)[:40]!r}")
-    return name
+    return name.removesuffix(".db") or name

@@ -135,6 +135,7 @@ def test_a_bad_request_gets_a_4xx_naming_the_field_and_writes_nothing(study, cas
     got, text = send(server, method, path, body, headers)
     assert got == status, text
     assert field in json.loads(text)["error"], text
+    assert not json.loads(text)["error"].startswith("spec: spec"), text  # named once
     assert fingerprint(server.folder) == before
 
 
@@ -216,3 +217,10 @@ def test_a_long_read_of_the_study_does_not_block_its_writes(shared_server):
                               ).fetchone() == seen  # while the old snapshot stays intact
     finally:
         reader.close()
+
+
+def test_a_study_named_with_the_file_suffix_is_the_study_of_that_file(shared_server):
+    # ?name=x.db is the study x in x.db (not x.db.db)
+    made = shared_server.client.create("suffixed.db", SPEC)
+    assert made["name"] == "suffixed" and (shared_server.folder / "suffixed.db").exists()
+    assert not (shared_server.folder / "suffixed.db.db").exists()
