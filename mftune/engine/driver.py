@@ -193,6 +193,7 @@ def run(
     time_budget: float | None = None,
     callbacks: Iterable[Callback] = (),
     fast: bool = True,
+    pull_costs=None,
 ) -> RunResult:
     """Run ``policy`` against ``evaluator`` until a stopping condition.
 
@@ -216,6 +217,10 @@ def run(
         stops after the batch if any of them returns ``True``.
     fast : bool, default=True
         Use ``evaluator.step`` when it exists.
+    pull_costs : callable, optional
+        ``pull_costs()`` gives the cost of one pull per fidelity in ``budget``'s
+        units, to trim a batch (the tuner's measured seconds); default the
+        policy's ``nominal_costs()``.
 
     Returns
     -------
@@ -255,7 +260,7 @@ def run(
             if len(pulls) == 0:
                 reason = "stalled"
                 break
-            pulls = _trim(pulls, policy, spent, budget, n_pulls, max_pulls)
+            pulls = _trim(pulls, policy, spent, budget, n_pulls, max_pulls, pull_costs)
             outcomes = evaluator.evaluate(pulls)
             policy.tell(pulls, outcomes.rewards, outcomes.costs)
             told, pulls = pulls, None
@@ -284,13 +289,15 @@ def run(
     )
 
 
-def _trim(pulls: Pulls, policy: Policy, spent, budget, n_pulls, max_pulls) -> Pulls:
+def _trim(pulls: Pulls, policy: Policy, spent, budget, n_pulls, max_pulls,
+          pull_costs=None) -> Pulls:
     """Cut a batch to the pulls that fit the remaining budget and pull cap."""
     keep = len(pulls)
     if max_pulls is not None:
         keep = min(keep, max_pulls - n_pulls)
     if budget is not None:
-        planned = np.cumsum(policy.nominal_costs()[pulls.fidelities])
+        costs = policy.nominal_costs() if pull_costs is None else pull_costs()
+        planned = np.cumsum(np.asarray(costs, dtype=float)[pulls.fidelities])
         keep = min(keep, max(1, int(np.searchsorted(planned, budget - spent, side="right"))))
     if keep >= len(pulls):
         return pulls

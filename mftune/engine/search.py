@@ -249,10 +249,9 @@ class Search:
         if hasattr(self.policy_, "update_bounds") and n_fid > 1:
             self.policy_.update_bounds(variance_proxy=sigmas**2)
             self._record_update(-1 if est is None else 0, {"variance_proxy": sigmas**2})
-        # Stand-ins for fidelities not measured yet: the costs the policy starts with (the
-        # calibration's seconds, extrapolated to an uncalibrated top) -- never the level
-        # ratios, which are not in seconds.
-        self._prior_costs = np.asarray(costs, dtype=float)
+        # Seconds per pull for fidelities not measured yet: the calibration's (extrapolated
+        # to an uncalibrated top) whatever `costs` says; updated after every batch
+        self._prior_costs = self._seconds = est.costs if est is not None else costs
         self.candidates_ = ev.candidates  # the GP adapters append to it
         if self.budget is None and self.max_pulls is None and self.default_budget:
             top = float(est.costs[-1]) if est is not None else float(costs[-1])  # seconds
@@ -454,6 +453,7 @@ class Search:
         cost = np.array([r.cost for r in recs])
         lam = running_costs(np.bincount(fid, cost, n_fid), np.bincount(fid, minlength=n_fid),
                             self._prior_costs)
+        self._seconds = lam
         sizes = {}
         if getattr(policy, "best_first", False):
             policy.pull_costs_ = lam  # seconds, whatever `costs` says: sizes the batches
@@ -560,7 +560,7 @@ class Search:
                                       if isinstance(policy, PointArms) else self._journal)
                 try:
                     result = run(policy, self.recorder or self.evaluator, budget=remaining,
-                                 max_pulls=caps,
+                                 max_pulls=caps, pull_costs=lambda: self._seconds,
                                  callbacks=[progress, self.update, self.evaluator.after_batch,
                                             self.failing, self.tied])
                 finally:

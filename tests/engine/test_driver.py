@@ -42,6 +42,29 @@ def test_budget_stops_and_trims_the_batch():
     assert 0 <= res.recommendation < env.n_arms
 
 
+def test_a_batch_is_trimmed_by_the_costs_in_the_budget_s_units():
+    # The policy plans in its own units (9 per top pull); the evaluator spends 1 per pull.
+    # Priced by pull_costs (the budget's units) the batches run whole until the budget
+    # is nearly spent; priced by the policy's units the first batch would be cut to 5.
+    class _Cheap(BanditEvaluator):
+        def evaluate(self, pulls):
+            out = super().evaluate(pulls)
+            out.costs = np.ones(len(pulls))
+            return out
+
+    env = _env()
+    sizes = []
+    pol = SuccessiveElimination(env.n_arms, env.costs, 0.01)
+    res = run(pol, _Cheap(env, np.random.default_rng(0)), budget=48.0, pull_costs=lambda: [1.0] * 3,
+              callbacks=[lambda pulls, *_: sizes.append(len(pulls))])
+    assert res.stopping_reason == "budget" and res.total_cost == 48.0
+    assert sizes[:5] == [8] * 5 and sizes[-1] == 8  # 6 whole rounds of the 8 arms
+    sizes.clear()
+    run(SuccessiveElimination(env.n_arms, env.costs, 0.01), _Cheap(env, np.random.default_rng(0)),
+        budget=48.0, callbacks=[lambda pulls, *_: sizes.append(len(pulls))])
+    assert sizes[0] == 5  # 48 / 9 by the policy's own units
+
+
 def test_max_pulls_is_exact():
     env = _env()
     res = run(IISE(env.n_arms, env.costs, env.xi, 0.01),
