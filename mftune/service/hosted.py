@@ -209,8 +209,8 @@ class HostedStudy:
         if self.batch is not None and pull_id in self.batch.repeats:
             info = {"repeat": self.batch.repeats[pull_id]}
         with store.transaction():
-            if row.status == "pending":  # its lease expired and no one took it yet
-                store.claim([row.id], LEASE_PREFIX + token)
+            if row.status == "pending":  # its lease expired and no one took it yet: the
+                store.claim([row.id], LEASE_PREFIX + token, attempt=False)  # same attempt
             store.finish(row.id, status=status, score=score,
                          reward=None if score is None else self.sign * score,
                          cost=float(seconds), error=error, info=info)

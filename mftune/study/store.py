@@ -376,16 +376,19 @@ class StudyStore:
                     ids.append(cur.lastrowid)
         return ids
 
-    def claim(self, ids: Sequence[int], worker: str) -> list[int]:
-        """Mark pending rows as running by ``worker``; return the ids actually claimed."""
+    def claim(self, ids: Sequence[int], worker: str, attempt: bool = True) -> list[int]:
+        """Mark pending rows as running by ``worker``; return the ids actually claimed.
+
+        ``attempt=False``: not a new attempt (a late result of the last one claims it back).
+        """
         claimed = []
         now = time.time()
         with self.transaction():
             for i in ids:
                 cur = self._conn.execute(
                     "UPDATE pulls SET status = 'running', worker = ?, started = ?, "
-                    "attempts = attempts + 1, ended = NULL, error = NULL "
-                    "WHERE id = ? AND status = 'pending'", (worker, now, int(i)))
+                    "attempts = attempts + ?, ended = NULL, error = NULL "
+                    "WHERE id = ? AND status = 'pending'", (worker, now, int(attempt), int(i)))
                 if cur.rowcount:
                     claimed.append(int(i))
         return claimed

@@ -224,3 +224,14 @@ def test_a_study_named_with_the_file_suffix_is_the_study_of_that_file(shared_ser
     made = shared_server.client.create("suffixed.db", SPEC)
     assert made["name"] == "suffixed" and (shared_server.folder / "suffixed.db").exists()
     assert not (shared_server.folder / "suffixed.db.db").exists()
+
+
+def test_a_lapsed_pull_told_late_before_it_is_reissued_keeps_its_one_attempt(shared_server):
+    c = shared_server.client
+    c.create("lapsed", tomllib.loads(SPEC))
+    first = c.ask("lapsed", "slow", wait=30)
+    time.sleep(1.3)  # the 1-second lease lapses; no one asks again before the result comes
+    assert c.tell("lapsed", first["pull_id"], score=0.5, seconds=2.0,
+                  lease=first["lease"]) == {"recorded": True, "late": True}
+    row = next(p for p in c.export("lapsed")["pulls"] if p["id"] == first["pull_id"])
+    assert row["status"] == "done" and row["attempts"] == 1
