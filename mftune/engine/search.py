@@ -219,9 +219,9 @@ class Search:
         self._kind = kind
         self.bias_bounds_ = bounds
         self.bias_events_ = []
-        self.say(1, f"sigma={np.round(sigmas, 4).tolist()}, epsilon={self.epsilon_:.4g}, "
-                    f"bias ({self.bias_mode_}, "
-                    f"{kind})={np.round(bounds, 4).tolist()}, costs={np.round(costs, 4).tolist()}")
+        eps, r = ("None" if self.epsilon_ is None else f"{self.epsilon_:.4g}"), np.round
+        self.say(1, f"sigma={r(sigmas, 4).tolist()}, epsilon={eps}, bias ({self.bias_mode_}, "
+                    f"{kind})={r(bounds, 4).tolist()}, costs={r(costs, 4).tolist()}")
         if isinstance(self.algorithm, str):
             points = None
             space = self.space

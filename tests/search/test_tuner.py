@@ -132,6 +132,16 @@ def test_a_small_space_gives_each_configuration_once_and_warns(data):
     assert sorted(c["C"] for c in t.candidates_) == [0.01, 1.0, 100.0]
 
 
+def test_epsilon_none_asks_for_the_single_best(data, capsys):
+    # two candidates far apart: the rule separates them without any tolerance
+    X, y = data
+    t = small(space={"C": [1e-5, 1.0]}, n_candidates="grid", max_pulls=None, epsilon=None,
+              verbose=1).fit(X, y)
+    assert t.epsilon_ is None and t.stopping_reason_ == "stopping-rule"
+    assert t.best_params_ == {"C": 1.0} and "within epsilon" not in t.guarantee_
+    assert "epsilon=None" in capsys.readouterr().out
+
+
 def test_bias_bounds_and_guarantee_are_reported(data):
     X, y = data
     # two candidates far apart (C=1e-5 predicts nearly one class): the stopping rule ends it
