@@ -20,7 +20,8 @@ from .bandits import SimulatedBandit, load_instance
 from .iise_domains import synthetic_a, synthetic_b, yahtzee
 from .simulate import SHORTCUT_MFE_SKIP, simulate_runs
 
-__all__ = ["DOMAINS", "PAPER_TABLE1", "Table1Row", "make_domain", "run_table1"]
+__all__ = ["DOMAINS", "INSTANCE_FILES", "PAPER_TABLE1", "Table1Row", "make_domain",
+           "run_table1"]
 
 DOMAINS = ("synthetic-a", "synthetic-b", "yahtzee")
 ALGORITHMS = ("MFE", "SE", "IISE", "IISE-gamma")
@@ -37,7 +38,8 @@ PAPER_TABLE1 = {
     "yahtzee": {"MFE": (342.75, 0.69), "SE": (100.0, 0.0), "IISE": (0.53, 0.01),
                 "IISE-gamma": (None, None)},
 }
-_FILES = {"synthetic-a": "iise_synthetic_a.json", "synthetic-b": "iise_synthetic_b.json",
+#: The authors' instance file of each domain (read from ``instance_dir``).
+INSTANCE_FILES = {"synthetic-a": "iise_synthetic_a.json", "synthetic-b": "iise_synthetic_b.json",
           "yahtzee": "iise_yahtzee.json"}
 
 
@@ -59,9 +61,10 @@ def make_domain(domain: str, instance_dir: str | None = None, seed: int = 0,
     if domain not in DOMAINS:
         raise ValueError(f"domain must be one of {DOMAINS}; got {domain!r}")
     if instance_dir is not None:
-        path = os.path.join(instance_dir, _FILES[domain])
+        path = os.path.join(instance_dir, INSTANCE_FILES[domain])
         if not os.path.exists(path):
-            raise ValueError(f"instance_dir: no file {_FILES[domain]!r} in {instance_dir!r}")
+            raise ValueError(f"instance_dir: no file {INSTANCE_FILES[domain]!r} in "
+                             f"{instance_dir!r}")
         env = load_instance(path)
         env.name = domain
         return env

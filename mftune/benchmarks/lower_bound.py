@@ -45,7 +45,7 @@ from ..policies.lower_bound import cost_lower_bound
 from ..policies.mf_grad import GRAD, MFGRAD
 from .bandits import BernoulliBandit, GaussianBandit, SimulatedBandit, load_instance
 from .grad_sim import simulate_grad_batch
-from .iise_table1 import _FILES as IISE_FILES
+from .iise_table1 import INSTANCE_FILES as IISE_FILES
 from .iise_table1 import MFE_C, _iise, _iise_gamma, _mfe, _se, make_domain
 from .lucb_instances import MU1_TILDE, MU2_TILDE, wang_table1, wang_table2, wang_table3
 from .lucb_sim import simulate_lucb_batch

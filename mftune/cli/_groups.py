@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import click
 
@@ -37,3 +38,62 @@ def parse_list(value: str, allowed: tuple[str, ...], option: str) -> list[str]:
             param_hint=option,
         )
     return items
+
+
+class _NJobs(click.ParamType):
+    """joblib's ``n_jobs``: a non-zero integer (``-1`` = all cores)."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        try:
+            n = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not an integer", param, ctx)
+        if n == 0:
+            self.fail("must be a non-zero integer (-1 = all cores, -2 = all but one...)",
+                      param, ctx)
+        return n
+
+
+class _PlotFile(click.ParamType):
+    """A figure file: matplotlib installed, a format it writes, a folder that exists."""
+
+    name = "file"
+
+    def convert(self, value, param, ctx):
+        path = Path(value)
+        try:
+            figure = pyplot().figure()
+        except click.UsageError as exc:
+            self.fail(exc.message, param, ctx)
+        formats = figure.canvas.get_supported_filetypes()
+        pyplot().close(figure)
+        if path.suffix.lstrip(".").lower() not in formats:
+            self.fail(f"{value!r}: the file name must end in one of "
+                      f"{', '.join('.' + f for f in sorted(formats))}", param, ctx)
+        if not path.parent.is_dir():
+            self.fail(f"{value!r}: the folder {str(path.parent)!r} does not exist", param, ctx)
+        if path.is_dir():
+            self.fail(f"{value!r} is a folder", param, ctx)
+        return str(path)
+
+
+#: ``--n-jobs`` of every command.
+N_JOBS = _NJobs()
+#: ``--plot FILE`` of every command: checked before anything runs.
+PLOT_FILE = _PlotFile()
+
+
+def pyplot():
+    """``matplotlib.pyplot`` with the Agg backend, or a usage error naming the extra."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise click.UsageError(
+            "--plot needs matplotlib, which is not installed; pip install 'mftune[plot]'"
+        ) from exc
+    return plt

@@ -9,7 +9,7 @@ import time
 import click
 
 from ..benchmarks.curves import CURVE_KINDS, METHODS, compare, summarise
-from ._groups import bench, parse_list
+from ._groups import N_JOBS, bench, parse_list
 
 
 def format_summary(summary, reference: str) -> str:
@@ -43,7 +43,7 @@ def format_summary(summary, reference: str) -> str:
 @click.option("--reference", default="se", show_default=True,
               type=click.Choice(sorted(METHODS)), help="The method ratios are taken to.")
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--n-jobs", default=1, show_default=True, type=int,
+@click.option("--n-jobs", default=1, show_default=True, type=N_JOBS,
               help="Processes over the runs.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False),
               help="Write every run and the summary to this file.")

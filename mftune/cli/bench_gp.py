@@ -9,7 +9,7 @@ import time
 import click
 import numpy as np
 
-from ._groups import bench, parse_list
+from ._groups import N_JOBS, PLOT_FILE, bench, parse_list, pyplot
 
 SYN_FUNCTIONS = ("currin", "park", "borehole", "hartmann3", "hartmann6")
 SYN_METHODS = ("mf-gp-ucb", "gp-ucb", "ei", "direct", "mf-naive", "random")
@@ -52,14 +52,7 @@ def _verdict(records, fractions) -> str:
 
 
 def _plot(records, fractions, path, histogram):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - optional extra
-        click.echo("matplotlib is not installed (pip install 'mftune[plot]'); no plot written")
-        return
+    plt = pyplot()
     from ..benchmarks.mf_synthetic import regret_summary
 
     grid = np.linspace(0.05, 1.0, 20)
@@ -102,9 +95,9 @@ def _plot(records, fractions, path, histogram):
 @click.option("--noise", default=0.0, show_default=True, type=click.FloatRange(min=0.0),
               help="Gaussian observation-noise standard deviation.")
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--n-jobs", default=1, show_default=True, type=int,
+@click.option("--n-jobs", default=1, show_default=True, type=N_JOBS,
               help="joblib workers over runs (-1 = all cores).")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+@click.option("--plot", "plot_path", type=PLOT_FILE,
               help="Write regret curves (and the Hartmann-3D histogram) to this file.")
 @click.option("--save", type=click.Path(dir_okay=False), help="Save the run records as JSON.")
 @click.option("--acq-method", "acq_method", type=click.Choice(["lbfgsb", "direct"]),

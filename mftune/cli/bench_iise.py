@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import click
 
-from ..benchmarks.iise_table1 import DOMAINS, format_table1, run_table1
-from ._groups import bench, parse_list
+from ..benchmarks.iise_table1 import DOMAINS, INSTANCE_FILES, format_table1, run_table1
+from ._groups import N_JOBS, bench, parse_list
 
 
 @bench.command("iise-table1")
@@ -24,7 +25,7 @@ from ._groups import bench, parse_list
               show_default=True, help="Generator variant for --generated instances.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of the generated instances and of the runs' noise.")
-@click.option("--n-jobs", default=-1, show_default=True, type=int,
+@click.option("--n-jobs", default=-1, show_default=True, type=N_JOBS,
               help="joblib workers over runs (-1 = all cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 def iise_table1(runs, domains, instance_dir, generated, mode, seed, n_jobs, as_json):
@@ -39,6 +40,11 @@ def iise_table1(runs, domains, instance_dir, generated, mode, seed, n_jobs, as_j
     if not instance_dir and not generated:
         raise click.UsageError("give --instance-dir DIR (the authors' instances) or --generated")
     chosen = parse_list(domains, DOMAINS, "--domains")
+    missing = [INSTANCE_FILES[d] for d in chosen
+               if instance_dir and not (Path(instance_dir) / INSTANCE_FILES[d]).exists()]
+    if missing:
+        raise click.BadParameter(f"no {', '.join(missing)} in {instance_dir!r} (choose "
+                                 "--domains, or --generated)", param_hint="--instance-dir")
     start = time.perf_counter()
     rows = run_table1(chosen, runs, instance_dir, seed, n_jobs, mode)
     wall = time.perf_counter() - start

@@ -18,8 +18,7 @@ from ..benchmarks.lower_bound import (
     run_cells,
     summarise,
 )
-from ._groups import bench, parse_list
-from .bench_lucb import _pyplot
+from ._groups import N_JOBS, PLOT_FILE, bench, parse_list, pyplot
 
 #: The δ of the --plot figure (besides --delta).
 PLOT_DELTAS = (0.1, 0.01, 0.001)
@@ -78,7 +77,7 @@ def format_summary(summary) -> str:
 
 
 def _plot(plot_file, per_delta, instances, bounds):
-    plt = _pyplot()
+    plt = pyplot()
     n = len(instances)
     cols = min(3, n)
     rows = -(-n // cols)
@@ -126,7 +125,7 @@ def _plot(plot_file, per_delta, instances, bounds):
                    "always stop); capped runs are counted.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Run r draws its noise from (seed, r); seeds the mfucb instances.")
-@click.option("--n-jobs", default=1, show_default=True, type=int,
+@click.option("--n-jobs", default=1, show_default=True, type=N_JOBS,
               help="joblib workers over the cells, the slowest started first (-1 = all "
                    "cores); results do not depend on it.")
 @click.option("--learning-rate", "learning_rate", default=str(GRAD_LEARNING_RATE),
@@ -134,7 +133,7 @@ def _plot(plot_file, per_delta, instances, bounds):
               help="GRAD's and MF-GRAD's learning rate: a constant (0.25 = MF-GRAD-CONST, the "
                    "authors' runs) or 'theory' for 1/sqrt(n+1).")
 @click.option("--json", "as_json", is_flag=True, help="Print the cells as JSON.")
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
+@click.option("--plot", "plot_file", type=PLOT_FILE,
               help="Also run δ = 0.1, 0.01, 0.001 and save cost against log(1/δ) with the "
                    "bound's line (needs matplotlib: pip install 'mftune[plot]').")
 def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pulls, seed, n_jobs,
@@ -158,8 +157,6 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
                                      "'theory'", param_hint="--learning-rate")
     fams = parse_list(families, FAMILIES, "--families")
     pols = parse_list(policies, POLICIES, "--policies")
-    if plot_file:
-        _pyplot()
     loaded = {fam: load_family(fam, instance_dir, seed) for fam in fams}
     if instances is not None:
         keep = [v.strip() for v in instances.split(",") if v.strip()]

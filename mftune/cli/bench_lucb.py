@@ -18,7 +18,7 @@ from ..benchmarks.lucb_instances import (
     wang_table2,
     wang_table3,
 )
-from ._groups import bench, parse_list
+from ._groups import N_JOBS, PLOT_FILE, bench, parse_list, pyplot
 
 PROCS = ("A", "B", "C", "baseline")
 LABEL = {"A": "Explore-A", "B": "Explore-B [RECON]", "C": "Explore-C", "baseline": "Baseline"}
@@ -31,15 +31,17 @@ def _common(fn):
                      help="Trials per cell (paired by index across procedures)."),
         click.option("--seed", default=0, show_default=True, type=int,
                      help="Trial r draws its rewards from the stream (seed, r)."),
-        click.option("--n-jobs", default=1, show_default=True, type=int,
+        click.option("--n-jobs", default=1, show_default=True, type=N_JOBS,
                      help="joblib workers over cells (-1 = all cores)."),
         click.option("--json", "as_json", is_flag=True, help="Print the cells as JSON."),
-        click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
+        click.option("--plot", "plot_file", type=PLOT_FILE,
                      help="Save a figure to this file (needs matplotlib: pip install "
                           "'mftune[plot]')."),
-        click.option("--mu1-tilde", default=MU1_TILDE, show_default=True, type=float,
+        click.option("--mu1-tilde", default=MU1_TILDE, show_default=True,
+                     type=click.FloatRange(0, 1),
                      help="Upper bound µ̃1 >= µ1 given to Explore-A/B."),
-        click.option("--mu2-tilde", default=MU2_TILDE, show_default=True, type=float,
+        click.option("--mu2-tilde", default=MU2_TILDE, show_default=True,
+                     type=click.FloatRange(0, 1),
                      help="Lower bound µ̃2 <= µ2 given to Explore-A/B."),
         click.option("--ties", type=click.Choice(["index", "random"]), default="index",
                      show_default=True, help="Order of arms with equal UCB."),
@@ -51,17 +53,11 @@ def _common(fn):
     return fn
 
 
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise click.UsageError(
-            "--plot needs matplotlib, which is not installed; pip install 'mftune[plot]'"
-        ) from exc
-    return plt
+def _check_tilde(mu1_tilde: float, mu2_tilde: float) -> None:
+    """µ̃1 > µ̃2, checked before any run (the policy would refuse them in every cell)."""
+    if not mu1_tilde > mu2_tilde:
+        raise click.BadParameter(f"must exceed --mu2-tilde ({mu2_tilde}); got {mu1_tilde}",
+                                 param_hint="--mu1-tilde")
 
 
 def _error_bound(n_runs: int, delta: float) -> int:
@@ -81,8 +77,7 @@ def lucb_table3(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, ti
     [RECON] Bernoulli rewards, µ̃1 = 0.95, µ̃2 = 0.75, L = 4KM, t = pulls so far.
     """
     chosen = parse_list(procedures, PROCS, "--procedures")
-    if plot_file:
-        _pyplot()
+    _check_tilde(mu1_tilde, mu2_tilde)
     tasks = [(wang_table3(case), proc, 0.1, PAPER_TABLE3.get(proc, (None,) * 4)[case - 1])
              for proc in chosen for case in (1, 2, 3, 4)]
     start = time.perf_counter()
@@ -119,7 +114,7 @@ def lucb_table3(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, ti
             click.echo(f"  {LABEL[c.procedure]:<18} {c.instance:<18} {pf}")
         click.echo(f"total wall time: {wall:.1f} s")
     if plot_file:
-        plt = _pyplot()
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 4))
         for proc in chosen:
             row = [c for c in cells if c.procedure == proc]
@@ -154,6 +149,7 @@ def lucb_figure1(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, t
     """
     chosen = parse_list(procedures, PROCS, "--procedures")
     which = parse_list(tables, ("1", "2"), "--tables")
+    _check_tilde(mu1_tilde, mu2_tilde)
     try:
         dlist = tuple(float(d) for d in deltas.split(",") if d.strip())
     except ValueError as exc:
@@ -161,8 +157,6 @@ def lucb_figure1(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, t
             from exc
     if not dlist or not all(0 < d < 1 for d in dlist):
         raise click.BadParameter("each δ must lie in (0, 1)", param_hint="--deltas")
-    if plot_file:
-        _pyplot()
     envs = [{"1": wang_table1, "2": wang_table2}[w]() for w in ("1", "2") if w in which]
     tasks = [(env, proc, d, None) for env in envs for d in dlist for proc in chosen]
     start = time.perf_counter()
@@ -182,7 +176,8 @@ def lucb_figure1(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, t
             expect = "A" if env.name == "wang-table1" else "B"
             click.echo(f"\n{env.name} (paper: Explore-{expect} cheaper)")
             click.echo(f"{'delta':>6}" + "".join(f"{LABEL[p]:>28}" for p in chosen)
-                       + "   cheaper   errors")
+                       + "   cheaper   wrong of " + str(runs) + " ("
+                       + "/".join(LABEL[p].split()[0] for p in chosen) + ")")
             for d in dlist:
                 row = [c for c in cells if c.instance == env.name and c.delta == d]
                 vals = "".join(f"{c.mean_cost:>19.0f} ± {c.ci95:<6.0f}" for c in row)
@@ -191,7 +186,7 @@ def lucb_figure1(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, t
                 click.echo(f"{d:>6.2f}{vals}   {LABEL[best].split()[0]:<9} {errs}")
         click.echo(f"\ntotal wall time: {wall:.1f} s")
     if plot_file:
-        plt = _pyplot()
+        plt = pyplot()
         fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 4), squeeze=False)
         for ax, env in zip(axes[0], envs, strict=True):
             for proc in chosen:
@@ -202,7 +197,7 @@ def lucb_figure1(runs, seed, n_jobs, as_json, plot_file, mu1_tilde, mu2_tilde, t
                 ax.fill_between(dlist, [m - s for m, s in zip(mean, sd, strict=True)],
                                 [m + s for m, s in zip(mean, sd, strict=True)], alpha=0.2)
             ax.set_xlabel("δ")
-            ax.set_ylabel("cost complexity")
+            ax.set_ylabel("cost complexity (mean ± 1 sd)")
             ax.set_title(env.name)
             ax.legend()
         fig.tight_layout()

@@ -17,7 +17,7 @@ from ..benchmarks.mfgrad_paper import (
     forever,
     proportions,
 )
-from ._groups import bench, parse_list
+from ._groups import N_JOBS, bench, parse_list
 
 PARTS = ("cost", "proportions", "forever", "timing")
 COST_INSTANCES = tuple(REFERENCE)
@@ -109,7 +109,7 @@ def _forever_text(rows) -> list[str]:
               help="Forever part: pull cap per run.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Run r draws its noise from (seed, r).")
-@click.option("--n-jobs", default=1, show_default=True, type=int,
+@click.option("--n-jobs", default=1, show_default=True, type=N_JOBS,
               help="joblib workers over runs (-1 = all cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def mfgrad_paper(instance_dir, parts, instances, runs, max_pulls, prop_runs, prop_pulls,

@@ -9,8 +9,7 @@ import click
 import numpy as np
 
 from ..benchmarks.mfucb_problems import FIGURE2_PROBLEMS, make_problem, run_figure2
-from ._groups import bench, parse_list
-from .bench_lucb import _pyplot
+from ._groups import N_JOBS, PLOT_FILE, bench, parse_list, pyplot
 
 POLICIES = ("UCB", "MF-UCB", "elimination")
 #: Arm groups of the plays table, by rank of the true mean (fractions of K, worst first).
@@ -33,7 +32,7 @@ def _group_plays(plays: np.ndarray, mu: np.ndarray) -> np.ndarray:
               help="Runs per problem and policy (paired by index).")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seeds the [RECON] instances and the runs' noise.")
-@click.option("--n-jobs", default=1, show_default=True, type=int,
+@click.option("--n-jobs", default=1, show_default=True, type=N_JOBS,
               help="joblib workers over runs (-1 = all cores).")
 @click.option("--policies", default="UCB,MF-UCB", show_default=True,
               help="Comma-separated subset of " + ", ".join(POLICIES) + ".")
@@ -41,10 +40,11 @@ def _group_plays(plays: np.ndarray, mu: np.ndarray) -> np.ndarray:
               show_default=True, help="Comma-separated subset of the four panels.")
 @click.option("--capitals", "n_capitals", default=10, show_default=True,
               type=click.IntRange(min=2), help="Points of the capital grid per panel.")
-@click.option("--rho", default=2.0, show_default=True, type=float,
+@click.option("--rho", default=2.0, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
               help="Exploration parameter ρ of UCB and MF-UCB [RECON default].")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
+@click.option("--plot", "plot_file", type=PLOT_FILE,
               help="Save regret-vs-capital panels and plays per arm per fidelity "
                    "(needs matplotlib: pip install 'mftune[plot]').")
 def mfucb_figure2(runs, seed, n_jobs, policies, problems, n_capitals, rho, as_json, plot_file):
@@ -59,8 +59,6 @@ def mfucb_figure2(runs, seed, n_jobs, policies, problems, n_capitals, rho, as_js
     chosen = parse_list(policies, POLICIES, "--policies")
     names = parse_list(problems, tuple(p.name for p in FIGURE2_PROBLEMS), "--problems")
     probs = [p for p in FIGURE2_PROBLEMS if p.name in names]
-    if plot_file:
-        _pyplot()
     start = time.perf_counter()
     results = run_figure2(probs, chosen, runs, seed, n_jobs, n_capitals, rho)
     wall = time.perf_counter() - start
@@ -99,7 +97,7 @@ def mfucb_figure2(runs, seed, n_jobs, policies, problems, n_capitals, rho, as_js
                                + "".join(f"{v:>9.1f}" for v in g))
         click.echo(f"\ntotal wall time: {wall:.1f} s")
     if plot_file:
-        plt = _pyplot()
+        plt = pyplot()
         fig, axes = plt.subplots(2, len(probs), figsize=(4.5 * len(probs), 7), squeeze=False)
         for j, prob in enumerate(probs):
             env = make_problem(prob, seed)

@@ -10,7 +10,7 @@ import click
 
 from ..engine.summary import export_csv, export_rows, study_summary, write_csv
 from ..study.store import StudyFileError, StudyStore
-from ._groups import main
+from ._groups import PLOT_FILE, main, pyplot
 from ._study_output import damaged, fmt
 
 
@@ -103,7 +103,7 @@ def status(study, as_json):
 
 @main.command()
 @click.argument("study", type=click.Path(dir_okay=False))
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
+@click.option("--plot", "plot_file", type=PLOT_FILE,
               help="Also draw the figures into FILE (needs matplotlib: mftune[plot]).")
 def report(study, plot_file):
     """Cost per fidelity, elimination timeline and best score vs cost of STUDY."""
@@ -137,13 +137,7 @@ def report(study, plot_file):
 
 
 def _plot(s: dict, path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise click.ClickException("--plot needs matplotlib: pip install 'mftune[plot]'") from None
+    plt = pyplot()
     st = s["study"]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     f = s["fidelities"]
