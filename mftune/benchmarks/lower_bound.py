@@ -534,12 +534,13 @@ def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jo
 
 
 def summarise(cells: list[Cell]) -> list[dict]:
-    """Per policy: median ratio to the bound over its instances and the cells below it."""
+    """Per policy: median ratio to the bound over its cells with a bound (``n_bounded`` of
+    the ``n_cells`` it ran) and the cells below it."""
     out = []
     for policy in dict.fromkeys(c.policy for c in cells):
         mine = [c for c in cells if c.policy == policy and c.mean_cost is not None]
         ratios = [c.ratio for c in mine if c.ratio is not None]
-        out.append({"policy": policy, "n_cells": len(mine),
+        out.append({"policy": policy, "n_cells": len(mine), "n_bounded": len(ratios),
                     "given_gamma": policy in GIVEN_GAMMA,
                     "median_ratio": float(np.median(ratios)) if ratios else None,
                     "below_bound": [f"{c.instance} (δ={c.delta:g})" for c in mine

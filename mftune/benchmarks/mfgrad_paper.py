@@ -63,7 +63,8 @@ REFERENCE = {
 }
 #: 5x2 reference (one run each): cost share of the best arm at its top fidelity after
 #: 10⁴ / 10⁵ pulls; ω* puts 0.6128 there and 0.0968 on each other arm's fidelity 0.
-REFERENCE_PROPORTIONS = {"MF-GRAD-CONST": (0.601, 0.607), "MF-GRAD": (0.485, 0.586)}
+REFERENCE_PROPORTIONS = {"MF-GRAD-CONST": {10**4: 0.601, 10**5: 0.607},
+                         "MF-GRAD": {10**4: 0.485, 10**5: 0.586}}
 #: forever reference: LUCB-Explore-A 3/3 and -B 3/3 runs not stopped at 10⁶ samples;
 #: LUCB on lucb_only_M stopped 10/10, mean cost 370 000 (≈ 74 000 pulls).
 REFERENCE_FOREVER = {"LUCB-A": "0/3 stopped at 10^6", "LUCB-B": "0/3 stopped at 10^6",

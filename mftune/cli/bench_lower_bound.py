@@ -51,7 +51,8 @@ def format_family(family, instances, bounds, cells, note="") -> str:
                              f"{'':>7} {'':>7} {'':>7}  {c.note}")
                 continue
             flag = "  BELOW THE BOUND" if c.below_bound else ""
-            ratio = f"{c.ratio:>8.2f}" if c.ratio is not None else f"{'–':>8}"
+            ratio = ("–" if c.ratio is None  # capped runs: the ratio is a lower bound
+                     else f"{'≥' if c.n_capped else ''}{c.ratio:.2f}").rjust(8)
             lines.append(f"  {name:<16}{_num(c.mean_cost, 12)} {_num(c.ci95)} {_num(c.bound)} "
                          f"{ratio} {c.n_errors:>3}/{c.n_runs:<3} {c.n_capped:>3}/{c.n_runs:<3} "
                          f"{c.wall_time:>7.1f} {c.cpu_time:>7.1f}  {c.note}{flag}")
@@ -72,7 +73,7 @@ def format_summary(summary) -> str:
             below = "no bound available"
         if s["given_gamma"]:
             below = "given γ, outside the bound's model: not checked"
-        lines.append(f"  {name:<16} median ratio {med:>8} over {s['n_cells']} cell(s); {below}")
+        lines.append(f"  {name:<16} median ratio {med:>8} over {s['n_bounded']} cell(s); {below}")
     return "\n".join(lines)
 
 
@@ -168,8 +169,10 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
                                      param_hint="--instances")
         loaded = {f: ([i for i in insts if i.name in keep], note)
                   for f, (insts, note) in loaded.items()}
-    start = time.perf_counter()
     every = [i for fam in fams for i in loaded[fam][0]]
+    if not every:  # every family skipped: say why instead of an empty table
+        raise click.UsageError("nothing to run: " + "; ".join(note for _, note in loaded.values()))
+    start = time.perf_counter()
     bounds = {i.name: instance_bound(i.env) for i in every}
     n_cells = len(every) * len(pols)
     finished = []
@@ -192,7 +195,7 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
                                   for i in instances],
                     "cells": [c.to_dict() for c in cells]})
         texts.append(format_family(fam, instances, bounds, cells, note) if instances
-                     else f"\n== family {fam}: {note}")
+                     else f"\n== {note}")  # the note names the family
     summary = summarise(all_cells)
     wall = time.perf_counter() - start
     if as_json:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import click
 import numpy as np
@@ -37,16 +38,17 @@ def _cost_text(cells, delta) -> list[str]:
         ours = f"{bound:.4g}" if bound is not None else "n/a (no lower_bound module)"
         lines.append(f"{name}: C*·log(1/(2.4δ)) = {ours}; reference C*·ln(1/δ) = "
                      f"{REFERENCE.get(name, {}).get('bound_ln', '–')}")
-        lines.append(f"  {'policy':<15}{'ours':>26} {'median':>8} {'ratio':>7} {'wrong':>7} "
+        lines.append(f"  {'policy':<15}{'ours':>26} {'median':>10} {'ratio':>7} {'wrong':>7} "
                      f"{'capped':>7} {'reference':>22}  note")
         for c in mine:
             if c.mean_cost is None:
-                lines.append(f"  {c.policy:<15}{'–':>26} {'':>8} {'':>7} {'':>7} {'':>7} "
+                lines.append(f"  {c.policy:<15}{'–':>26} {'':>10} {'':>7} {'':>7} {'':>7} "
                              f"{_ref(name, c.policy):>22}  {c.note}")
                 continue
-            ratio = f"{c.ratio:.1f}" if c.ratio is not None else "–"
+            # capped runs end at the cap: their mean, and its ratio, are lower bounds
+            ratio = "–" if c.ratio is None else f"{'≥' if c.n_capped else ''}{c.ratio:.1f}"
             val = f"{c.mean_cost:.4g} ± {c.ci95:.3g} ({c.n_runs})"
-            lines.append(f"  {c.policy:<15}{val:>26} {c.median_cost:>8.4g} {ratio:>7} "
+            lines.append(f"  {c.policy:<15}{val:>26} {c.median_cost:>10.4g} {ratio:>7} "
                          f"{c.n_errors:>3}/{c.n_runs:<3} {c.n_capped:>3}/{c.n_runs:<3} "
                          f"{_ref(name, c.policy):>22}  {c.note}")
     return lines
@@ -62,8 +64,8 @@ def _prop_text(res) -> list[str]:
     for label, rows in res["policies"].items():
         for n, row in rows.items():
             mean = np.asarray(row["mean"])
-            ref = REFERENCE_PROPORTIONS.get(label)
-            ref_txt = f"{ref[list(rows).index(n)]:.3f}" if ref and len(ref) == len(rows) else "–"
+            ref = REFERENCE_PROPORTIONS.get(label, {}).get(int(n))  # measured at that count
+            ref_txt = "–" if ref is None else f"{ref:.3f}"
             lines.append(f"  {label:<14} after {n:>7} pulls: best arm at M {mean[best, -1]:.3f} "
                          f"(ω* {omega[best, -1]:.4f}, reference {ref_txt}); other arms at f0 "
                          f"{', '.join(f'{v:.3f}' for v in np.delete(mean[:, 0], best))}; "
@@ -121,6 +123,13 @@ def mfgrad_paper(instance_dir, parts, instances, runs, max_pulls, prop_runs, pro
     """
     chosen = parse_list(parts, PARTS, "--parts")
     names = parse_list(instances, COST_INSTANCES, "--instances")
+    needed = {"cost": names, "proportions": ["5x2"], "forever": ["forever", "lucb_only_M"],
+              "timing": ["4x5"]}
+    missing = sorted({f"mfgrad_{n}.json" for part in chosen for n in needed[part]
+                      if not (Path(instance_dir) / f"mfgrad_{n}.json").exists()})
+    if missing:
+        raise click.BadParameter(f"no {', '.join(missing)} in {instance_dir!r}",
+                                 param_hint="--instance-dir")
     start = time.perf_counter()
     out = {"seed": seed}
     if "cost" in chosen:
