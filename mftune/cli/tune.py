@@ -20,7 +20,7 @@ from ..policies.registry import POINT_ALGORITHMS
 from ..scripts.spacefile import SpaceFileError, check_study, load_spacefile
 from ..scripts.study import create_study, run_study
 from ..study.replay import StudyMismatchError
-from ..study.store import StudyStore
+from ..study.store import StudyStore, remove_study_files
 from ._groups import main
 from ._study_output import damaged, echo_result
 
@@ -188,7 +188,13 @@ def tune(space_file, command, study_path, algorithm, delta, epsilon, n_candidate
         click.echo(f"study {path}: {n_configs} configurations{first}, "
                    f"{spec.study['algorithm']}, {spec.fidelity['name']} in "
                    f"{spec.fidelity['values']}", err=True)
-    _run(path, mode, scheduler=scheduler, workers=workers)
+    try:
+        _run(path, mode, scheduler=scheduler, workers=workers)
+    except click.ClickException as exc:
+        if exc.message.startswith("scheduler:"):  # nothing ran: the new study goes too
+            remove_study_files(Path(path))
+            exc.message += f" (nothing was run; {path} was not kept)"
+        raise
 
 
 @main.command()

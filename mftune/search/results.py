@@ -93,9 +93,9 @@ def build_cv_results(candidates, records, levels, metrics, metric, best_index,
     counted with their error score); ``split{i}_test_<name>`` is the mean
     there over the pulls on fold ``i`` of the ``n_splits`` (one per repeat of
     the splitter; NaN for a fold not pulled). ``rank_test_<name>`` orders
-    candidates by (highest fidelity reached, mean score) for every metric, and
-    puts the recommended candidate first in the ranking of the optimised
-    ``metric``. Fit and score times are over all the candidate's pulls.
+    candidates by (highest fidelity reached, mean score) for every metric, ties
+    sharing the lowest rank, and puts the recommended candidate first in the
+    ranking of the optimised ``metric``. Fit and score times are over all the candidate's pulls.
     """
     n, n_fid = len(candidates), len(levels)
     arm = np.array([r.arm for r in records], dtype=np.int64)
@@ -126,8 +126,11 @@ def build_cv_results(candidates, records, levels, metrics, metric, best_index,
         order = np.lexsort((-mean, -reached))
         if name == metric:
             order = np.concatenate([[best_index], order[order != best_index]])
+        # ties (same fidelity reached, same mean) share the lowest rank, as GridSearchCV's
+        key = np.stack([reached[order], mean[order]])
+        first = np.r_[True, np.any(key[:, 1:] != key[:, :-1], axis=0)]
         rank = np.empty(n, dtype=np.int32)
-        rank[order] = np.arange(1, n + 1)
+        rank[order] = np.maximum.accumulate(np.where(first, np.arange(1, n + 1), 0))
         res[f"rank_test_{name}"] = rank
     res["fidelity_reached"] = reached
     res["level_reached"] = [levels[r] if r >= 0 else None for r in reached]

@@ -255,9 +255,10 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
     continuation_saved_ : float
         Estimated seconds the continuation saved: for every continued pull,
         the cost of the same candidate's pulls fitted from scratch at that
-        fidelity (or, without any, an upper bound: the fit seconds already
-        spent on the continued model plus its own) minus its cost; less all
-        seconds spent pickling models for the cache. ``pulls_`` marks
+        fidelity minus its cost (or, without any, the fit seconds spent on the
+        continued model times the saving ratio measured where there are some:
+        :func:`~mftune.search.continuation.saved_estimates`); less all
+        seconds spent pickling models for the cache (so it can be negative). ``pulls_`` marks
         continued pulls (``continued``, ``continued_from``, ``reused_cost``,
         ``saved_cost``, ``cache_time``).
     """

@@ -454,6 +454,19 @@ def test_tune_refuses_a_command_that_cannot_run_and_writes_nothing(in_tmp):
     assert not any(in_tmp.iterdir())
 
 
+def test_tune_with_an_unreachable_scheduler_keeps_no_study(in_tmp, monkeypatch):
+    from mftune.scripts import cluster
+
+    def refuse(address, timeout=30.0):
+        raise ValueError(f"scheduler: cannot connect to {address!r} (refused)")
+
+    monkeypatch.setattr(cluster, "connect", refuse)
+    res = invoke("tune", EXAMPLES / "space_shell.toml", "--study", "x.db", "--scheduler",
+                 "tcp://127.0.0.1:9", "--", "sh", EXAMPLES / "train_synthetic.sh")
+    assert res.exit_code == 1 and "nothing was run; x.db was not kept" in res.output
+    assert not any(in_tmp.iterdir())
+
+
 def test_script_evaluator_through_the_driver(tmp_path):
     from mftune import SuccessiveElimination
     from mftune.engine.driver import run

@@ -179,7 +179,7 @@ def test_cv_results_without_records():
     res = _cv(records=[], best_index=1)
     np.testing.assert_array_equal(res["fidelity_reached"], [-1, -1, -1, -1])
     assert np.isnan(res["mean_test_score"]).all()
-    np.testing.assert_array_equal(res["rank_test_score"], [2, 1, 3, 4])
+    np.testing.assert_array_equal(res["rank_test_score"], [1, 1, 1, 1])  # all tied, unseen
     np.testing.assert_array_equal(res["n_failed"], [0, 0, 0, 0])
     assert np.isnan(res["mean_fit_time"]).all()
 

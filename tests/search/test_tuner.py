@@ -36,7 +36,11 @@ def test_fit_gives_search_results(data):
     n = len(t.cv_results_["params"])
     assert n == 6 and t.best_params_ == t.cv_results_["params"][t.best_index_]
     assert t.cv_results_["rank_test_score"][t.best_index_] == 1
-    assert sorted(t.cv_results_["rank_test_score"]) == list(range(1, 7))
+    # each rank is 1 + the candidates strictly ahead (fidelity reached, then mean): ties
+    # share it, as GridSearchCV's rankdata(method="min")
+    res = t.cv_results_
+    key = list(zip(res["fidelity_reached"], res["mean_test_score"], strict=True))
+    assert [1 + sum(k2 > k for k2 in key) for k in key] == list(res["rank_test_score"])
     assert t.fidelities_[-1] == 400 and t.fidelities_ == sorted(t.fidelities_)
     assert len(t.pulls_["candidate"]) == len(t.pulls_["cost"]) > 0
     assert t.n_pulls_ == sum(p == "search" for p in t.pulls_["phase"]) <= 60
@@ -94,6 +98,18 @@ def test_a_completed_search_keeps_no_training_data():
     assert capped.stopping_reason_ == "max-pulls" and len(pickle.dumps(capped)) > X.nbytes
     before = capped.n_pulls_
     assert capped.resume(max_pulls=before + 20).n_pulls_ > before
+
+
+def test_tied_candidates_share_their_rank(data):
+    # C = 1e3 and 1e4 fit the same model on every fold (no regularisation left): equal
+    # means at the same fidelity share rank 1 (rankdata "min", as GridSearchCV's); the
+    # strongly regularised C = 1e-4 is third
+    X, y = data
+    t = small(space={"C": [1e3, 1e4, 1e-4]}, n_candidates="grid", max_pulls=40).fit(X, y)
+    res = t.cv_results_
+    rank = {p["C"]: r for p, r in zip(res["params"], res["rank_test_score"], strict=True)}
+    assert res["mean_test_score"][0] == res["mean_test_score"][1]  # the tie this needs
+    assert rank == {1e3: 1, 1e4: 1, 1e-4: 3}
 
 
 def test_metadata_routing_sends_each_keyword_where_it_is_requested(data):
