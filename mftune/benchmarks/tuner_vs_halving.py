@@ -192,12 +192,13 @@ def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
         return cache[i]
 
     cv = StratifiedKFold(task.cv, shuffle=True, random_state=seed)
-    # MFTuner with its defaults, a budget, the same candidates (same sampler and seed).
+    # MFTuner with its defaults, a budget, the same candidates (same sampler and seed: a
+    # fixed list, so that halving searches the very configurations MFTuner searched)
     tuner = MFTuner(
         task.estimator, task.space, fidelity=task.fidelity,
         fidelities=task.levels if task.fidelity != "n_samples" else task.levels[:-1],
         n_candidates=task.n_candidates, cv=cv, budget=task.budget, refit=False,
-        random_state=seed, **tuner_options(task))
+        random_state=seed, adaptive=False, **tuner_options(task))
     t0 = time.perf_counter()
     tuner.fit(X, y)
     wall_mf = time.perf_counter() - t0
