@@ -1,7 +1,8 @@
 """Kernel density bandwidth, training-subset fidelities (docs/algorithms.md, [RECON] data).
 
 A 1-D mixture 0.5 N(-1, 0.3²) + 0.5 N(1.5, 0.6²) of 3,000 points; the score is
-KernelDensity's held-out mean log-likelihood. Fidelity 1 trains on 300
+KernelDensity's held-out log-likelihood (summed over the fold's points: each
+fidelity scores a whole validation fold, so the sums compare). Fidelity 1 trains on 300
 points, fidelity 2 on a whole fold. Run: ``python examples/kde_bandwidth.py``.
 """
 

@@ -328,7 +328,8 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
         log(f"  seed {seed} {name:24s} wall {wall:7.1f} s  time-to-target {ttt:7.1f} s  "
             f"test {final:.4f} (target {target:.4f}{' grid' if grid else ''})  held at "
             + "/".join(f"{100 * s:g}" for s in HELD_AT) + " % of "
-            f"{task.budget:g} s " + " ".join(f"{v:.4f}" for v in held) + f"  {detail}")
+            f"{task.budget:g} s " + " ".join("none" if np.isnan(v) else f"{v:.4f}"
+                                             for v in held) + f"  {detail}")
     return rows
 
 

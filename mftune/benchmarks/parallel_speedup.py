@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from joblib import effective_n_jobs
 
 from ..space import Real
 from .tasks import SVMMagic
@@ -127,7 +128,8 @@ def format_rows(rows: list[SpeedupRow], info: dict) -> str:
     """Pulls per second per ``n_jobs`` over all seeds, and the ratio to the first ``n_jobs``.
 
     Also the per-seed ratios (min, median, max) and ``busy`` — the summed pull
-    seconds over ``n_jobs × wall``, how full the workers were kept.
+    seconds over ``workers × wall`` (joblib's effective count for ``n_jobs``), how full
+    the workers were kept.
     """
     jobs = list(dict.fromkeys(r.n_jobs for r in rows))
     by = {j: [r for r in rows if r.n_jobs == j] for j in jobs}
@@ -145,10 +147,13 @@ def format_rows(rows: list[SpeedupRow], info: dict) -> str:
         per = [a.wall / b.wall for a, b in zip(by[ref], by[j], strict=True)]
         lines.append(f"{j:>6d} {pulls[j]:>6d} {wall[j]:>8.1f} {pps[j]:>8.2f} "
                      f"{pps[j] / pps[ref]:>5.2f}x {min(per):>7.2f} {np.median(per):>6.2f} "
-                     f"{max(per):>6.2f} {busy[j]:>7.1f} {busy[j] / (j * wall[j]):>5.0%}")
+                     f"{max(per):>6.2f} {busy[j]:>7.1f} "
+                     f"{busy[j] / (effective_n_jobs(j) * wall[j]):>5.0%}")
     lb, la = info["load_before"], info["load_after"]
     lines.append(f"load average before {lb[0]:.2f} {lb[1]:.2f} {lb[2]:.2f}, after "
-                 f"{la[0]:.2f} {la[1]:.2f} {la[2]:.2f}; {info['cpu_count']} CPUs; loky start-up "
-                 + ", ".join(f"{s:.1f} s (n_jobs={j})" for j, s in info["loky_start"].items())
-                 + " (once per process, before the timed runs)")
+                 f"{la[0]:.2f} {la[1]:.2f} {la[2]:.2f}; {info['cpu_count']} CPUs"
+                 + ("; loky start-up " + ", ".join(
+                     f"{s:.1f} s (n_jobs={j})" for j, s in info["loky_start"].items())
+                    + " (once per process, before the timed runs)" if info["loky_start"]
+                    else ""))
     return "\n".join(lines)

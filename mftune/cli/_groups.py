@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 
@@ -40,6 +41,16 @@ def parse_list(value: str, allowed: tuple[str, ...], option: str) -> list[str]:
     return items
 
 
+class Finite(click.FloatRange):
+    """``click.FloatRange`` that also refuses nan and infinities."""
+
+    def convert(self, value, param, ctx):
+        out = super().convert(value, param, ctx)
+        if not math.isfinite(out):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return out
+
+
 class _NJobs(click.ParamType):
     """joblib's ``n_jobs``: a non-zero integer (``-1`` = all cores)."""
 
@@ -56,13 +67,25 @@ class _NJobs(click.ParamType):
         return n
 
 
-class _PlotFile(click.ParamType):
-    """A figure file: matplotlib installed, a format it writes, a folder that exists."""
+class _OutFile(click.ParamType):
+    """A file written once the run is over: its folder must exist now."""
 
     name = "file"
 
     def convert(self, value, param, ctx):
         path = Path(value)
+        if not path.parent.is_dir():
+            self.fail(f"{value!r}: the folder {str(path.parent)!r} does not exist", param, ctx)
+        if path.is_dir():
+            self.fail(f"{value!r} is a folder", param, ctx)
+        return str(path)
+
+
+class _PlotFile(_OutFile):
+    """A figure file: matplotlib installed, a format it writes, a folder that exists."""
+
+    def convert(self, value, param, ctx):
+        path = Path(super().convert(value, param, ctx))
         try:
             figure = pyplot().figure()
         except click.UsageError as exc:
@@ -72,10 +95,6 @@ class _PlotFile(click.ParamType):
         if path.suffix.lstrip(".").lower() not in formats:
             self.fail(f"{value!r}: the file name must end in one of "
                       f"{', '.join('.' + f for f in sorted(formats))}", param, ctx)
-        if not path.parent.is_dir():
-            self.fail(f"{value!r}: the folder {str(path.parent)!r} does not exist", param, ctx)
-        if path.is_dir():
-            self.fail(f"{value!r} is a folder", param, ctx)
         return str(path)
 
 
@@ -83,6 +102,8 @@ class _PlotFile(click.ParamType):
 N_JOBS = _NJobs()
 #: ``--plot FILE`` of every command: checked before anything runs.
 PLOT_FILE = _PlotFile()
+#: ``--json FILE``, ``--save FILE``: written at the end, their folder checked at the start.
+OUT_FILE = _OutFile()
 
 
 def pyplot():

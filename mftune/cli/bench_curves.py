@@ -9,7 +9,7 @@ import time
 import click
 
 from ..benchmarks.curves import CURVE_KINDS, METHODS, compare, summarise
-from ._groups import N_JOBS, bench, parse_list
+from ._groups import N_JOBS, OUT_FILE, bench, parse_list
 
 
 def format_summary(summary, reference: str) -> str:
@@ -45,7 +45,7 @@ def format_summary(summary, reference: str) -> str:
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--n-jobs", default=1, show_default=True, type=N_JOBS,
               help="Processes over the runs.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False),
+@click.option("--json", "json_out", type=OUT_FILE,
               help="Write every run and the summary to this file.")
 def curves(kinds, runs, delta, epsilon, n_arms, methods, reference, seed, n_jobs, json_out):
     """Cost of the default search against successive elimination at the top fidelity.

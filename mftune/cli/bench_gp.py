@@ -9,7 +9,7 @@ import time
 import click
 import numpy as np
 
-from ._groups import N_JOBS, PLOT_FILE, bench, parse_list, pyplot
+from ._groups import N_JOBS, OUT_FILE, PLOT_FILE, Finite, bench, parse_list, pyplot
 
 SYN_FUNCTIONS = ("currin", "park", "borehole", "hartmann3", "hartmann6")
 SYN_METHODS = ("mf-gp-ucb", "gp-ucb", "ei", "direct", "mf-naive", "random")
@@ -90,22 +90,22 @@ def _plot(records, fractions, path, histogram):
 @click.option("--runs", default=20, show_default=True, type=click.IntRange(min=1),
               help="Independent runs per (function, method); DiRect runs once.")
 @click.option("--capital-multiple", "capital_multiple", default=25.0, show_default=True,
-              type=click.FloatRange(min=11.0),
+              type=Finite(min=11.0),
               help="Capital Λ = K · λ^(M) (the top fidelity's cost).")
-@click.option("--noise", default=0.0, show_default=True, type=click.FloatRange(min=0.0),
+@click.option("--noise", default=0.0, show_default=True, type=Finite(min=0.0),
               help="Gaussian observation-noise standard deviation.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--n-jobs", default=1, show_default=True, type=N_JOBS,
               help="joblib workers over runs (-1 = all cores).")
 @click.option("--plot", "plot_path", type=PLOT_FILE,
               help="Write regret curves (and the Hartmann-3D histogram) to this file.")
-@click.option("--save", type=click.Path(dir_okay=False), help="Save the run records as JSON.")
+@click.option("--save", type=OUT_FILE, help="Save the run records as JSON.")
 @click.option("--acq-method", "acq_method", type=click.Choice(["lbfgsb", "direct"]),
               help="Acquisition maximiser of every GP method: multi-start L-BFGS-B, or the "
                    "authors' DiRect (slower; never samples the cube's boundary) [default: "
                    "the policies' default, lbfgsb].")
 @click.option("--hit-tolerance", default=1e-6, show_default=True,
-              type=click.FloatRange(min=0.0, min_open=True),
+              type=Finite(min=0.0, min_open=True),
               help="Regret under which the first-hit table counts the optimum as found.")
 @ard_option
 def mfgpucb_synthetic(functions, methods, runs, capital_multiple, noise, seed, n_jobs,
@@ -230,9 +230,10 @@ def _task_bench(task, key, methods, seeds, time_budget, tolerance, grid, scale, 
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(min=1))
 @click.option("--methods", default="mf-gp-ucb,gp-ucb", show_default=True,
               help="Comma-separated subset of mf-gp-ucb, gp-ucb, random.")
-@click.option("--time-budget", default=150.0, show_default=True, type=float,
+@click.option("--time-budget", default=150.0, show_default=True,
+              type=Finite(min=0, min_open=True),
               help="Elapsed seconds (evaluations + decisions) per run.")
-@click.option("--tolerance", default=0.5, show_default=True, type=float,
+@click.option("--tolerance", default=0.5, show_default=True, type=Finite(min=0),
               help="Accuracy points below the grid's best that count as reached.")
 @click.option("--grid", default=12, show_default=True, type=click.IntRange(min=2),
               help="Grid points per dimension of the reference (cached).")
@@ -252,8 +253,9 @@ def svm_magic(seeds, methods, time_budget, tolerance, grid, ard):
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(min=1))
 @click.option("--methods", default="mf-gp-ucb,gp-ucb", show_default=True,
               help="Comma-separated subset of mf-gp-ucb, gp-ucb, random.")
-@click.option("--time-budget", default=30.0, show_default=True, type=float)
-@click.option("--tolerance", default=0.005, show_default=True, type=float,
+@click.option("--time-budget", default=30.0, show_default=True,
+              type=Finite(min=0, min_open=True), help="Elapsed seconds per run.")
+@click.option("--tolerance", default=0.005, show_default=True, type=Finite(min=0),
               help="Mean log-likelihood below the grid's best that counts as reached.")
 @click.option("--grid", default=100, show_default=True, type=click.IntRange(min=2))
 @ard_option

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ._groups import bench, parse_list
+from ._groups import OUT_FILE, bench, parse_list
 
 
 @bench.command("head-to-head")
@@ -34,12 +34,12 @@ from ._groups import bench, parse_list
                    "around good values, and 0.25 takes their centre off them.")
 @click.option("--algorithms", default="", show_default=True,
               help="Extra MFTuner algorithms run beside the default, e.g. iise,lucb-c,mf-gp-ucb.")
-@click.option("--grid-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--grid-file", type=OUT_FILE, default=None,
               help="JSON of dense-grid optima (see --dense-grid); targets come from it.")
 @click.option("--dense-grid", "dense", type=click.IntRange(min=2), default=None,
               help="Compute the dense grid (N points per dimension) per task and seed into "
                    "--grid-file, then exit.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
+@click.option("--json", "json_out", type=OUT_FILE, default=None,
               help="Write the rows and the per task and method summary as JSON.")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The --json report of an earlier run: its targets are used, and its rows "
@@ -70,7 +70,6 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
         _data,
         dense_grid,
         format_table,
-        load_baseline,
         report_json,
         run_task,
         shift_space,
@@ -78,7 +77,7 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
     from ..policies.registry import available
 
     if report:
-        click.echo(format_table([r for path in report for r in load_baseline(path, ())[1]]))
+        click.echo(format_table([r for path in report for r in _report(path)]))
         return
     chosen = parse_list(tasks, tuple(TASKS), "--tasks")
     extra = _tuner_params(tuner_params)
@@ -107,7 +106,10 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
                 out.append(entry)
                 Path(grid_file).write_text(json.dumps(out, indent=1))
         return
-    targets, kept = load_baseline(baseline, meths) if baseline else ({}, [])
+    if grid_file and not Path(grid_file).exists():
+        raise click.BadParameter(f"no file {grid_file!r}: compute it with --dense-grid N",
+                                 param_hint="--grid-file")
+    targets, kept = _report(baseline, meths, "--baseline") if baseline else ({}, [])
     missing = [(n, s) for n in chosen for s in range(seeds) if (n, s) not in targets]
     if baseline and missing:
         raise click.BadParameter(f"has no target for (task, seed) {missing}",
@@ -127,6 +129,19 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
     click.echo(f"total wall time: {time.perf_counter() - start:.0f} s")
     if json_out:
         Path(json_out).write_text(json.dumps(report_json(rows), indent=1))
+
+
+def _report(path, methods=None, option="--report"):
+    """An earlier ``--json`` report (rows, or with ``methods`` its baseline), or a usage
+    error naming ``option`` when the file is not one."""
+    from ..benchmarks.head_to_head import load_baseline
+
+    try:
+        out = load_baseline(path, methods or ())
+    except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError is a ValueError
+        raise click.BadParameter(f"{path!r} is not a --json report of this command ({exc})",
+                                 param_hint=option) from None
+    return out if methods is not None else out[1]
 
 
 #: MFTuner keywords the task and the benchmark set themselves (not for --tuner-params).
@@ -152,4 +167,12 @@ def _tuner_params(text) -> dict | None:
         raise click.BadParameter(f"must be a JSON object of MFTuner keywords among "
                                  f"{', '.join(allowed)}; got {bad!r}",
                                  param_hint="--tuner-params")
+    from ..benchmarks.head_to_head import TASKS
+    from ..search.params import check_params
+
+    probe = MFTuner(TASKS["kde"].estimator, TASKS["kde"].space, **value)
+    try:  # the values too, before any run (the constructor checks them at fit)
+        check_params(probe)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--tuner-params") from None
     return value

@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from ..benchmarks.mfucb_problems import FIGURE2_PROBLEMS, make_problem, run_figure2
-from ._groups import N_JOBS, PLOT_FILE, bench, parse_list, pyplot
+from ._groups import N_JOBS, PLOT_FILE, Finite, bench, parse_list, pyplot
 
 POLICIES = ("UCB", "MF-UCB", "elimination")
 #: Arm groups of the plays table, by rank of the true mean (fractions of K, worst first).
@@ -41,7 +41,7 @@ def _group_plays(plays: np.ndarray, mu: np.ndarray) -> np.ndarray:
 @click.option("--capitals", "n_capitals", default=10, show_default=True,
               type=click.IntRange(min=2), help="Points of the capital grid per panel.")
 @click.option("--rho", default=2.0, show_default=True,
-              type=click.FloatRange(min=0, min_open=True),
+              type=Finite(min=0, min_open=True),
               help="Exploration parameter ρ of UCB and MF-UCB [RECON default].")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--plot", "plot_file", type=PLOT_FILE,

@@ -51,8 +51,10 @@ def demo(seed, n_candidates, budget, contrast):
     wall = time.perf_counter() - start
     res = tuner.cv_results_
     click.echo("")
+    n_cal = list(tuner.pulls_["phase"]).count("calibration")
     click.echo(f"MFTuner ({tuner.algorithm_}): stopped by {tuner.stopping_reason_} after "
-               f"{tuner.n_pulls_} pulls, {wall:.1f} s wall, {tuner.total_cost_:.1f} s of fitting")
+               f"{tuner.n_pulls_} pulls (+{n_cal} of the calibration), {wall:.1f} s wall, "
+               f"{tuner.total_cost_:.1f} s of fitting")
     click.echo(f"  {tuner.guarantee_}")
     click.echo(f"  best params  {tuner.best_params_}")
     rows = res["level_reached"][tuner.best_index_]
