@@ -48,8 +48,9 @@ class Dimension:
         """``n_points`` representative values (all choices for categoricals)."""
         return self.from_unit(np.linspace(0.0, 1.0, max(int(n_points), 1)))
 
-    def values(self) -> list | None:
-        """Every value of a finite domain, else ``None``."""
+    def values(self) -> Sequence | None:
+        """Every value of a finite domain (a sequence; a ``range`` for integers), else
+        ``None``."""
         return None
 
     def contains(self, value) -> bool:
@@ -170,7 +171,7 @@ class Integer(Dimension):
         return isinstance(value, numbers.Integral) and self.low <= value <= self.high
 
     def values(self):
-        return list(range(self.low, self.high + 1))
+        return range(self.low, self.high + 1)  # not materialised: the range may be huge
 
     def __repr__(self):
         return f"Integer({self.low!r}, {self.high!r}, log={self.log})"
@@ -261,7 +262,7 @@ class Distribution(Dimension):
         if not self._discrete:
             return None
         low, high = self.dist.support()
-        return list(range(int(low), int(high) + 1)) if np.isfinite(high - low) else None
+        return range(int(low), int(high) + 1) if np.isfinite(high - low) else None
 
     def __repr__(self):
         return f"Distribution({self.dist.dist.name})"
