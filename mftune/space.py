@@ -353,7 +353,12 @@ class Space:
         out = self._draw(int(n), rng)
         for _ in range(64):
             seen: set = set()
-            again = [i for i, cfg in enumerate(out) if _key(cfg) in seen or seen.add(_key(cfg))]
+            again = []  # positions repeating an earlier configuration
+            for i, cfg in enumerate(out):
+                key = _key(cfg)
+                if key in seen:
+                    again.append(i)
+                seen.add(key)
             if not again:
                 return out
             for i, cfg in zip(again, self._draw(len(again), rng), strict=True):

@@ -87,11 +87,12 @@ class _PlotFile(_OutFile):
     def convert(self, value, param, ctx):
         path = Path(super().convert(value, param, ctx))
         try:
-            figure = pyplot().figure()
+            pyplot()
         except click.UsageError as exc:
             self.fail(exc.message, param, ctx)
-        formats = figure.canvas.get_supported_filetypes()
-        pyplot().close(figure)
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = FigureCanvasBase.get_supported_filetypes()
         if path.suffix.lstrip(".").lower() not in formats:
             self.fail(f"{value!r}: the file name must end in one of "
                       f"{', '.join('.' + f for f in sorted(formats))}", param, ctx)

@@ -299,8 +299,8 @@ class CVEvaluator(Evaluator):
         if self.fixed_splits:
             warnings.warn(
                 f"cv={_short(self.cv)} gives the same {self.n_splits} split(s) on every "
-                "repeat (it "
-                "has no random_state to reshuffle): a candidate evaluated more often than that "
+                "repeat (it has no random_state to reshuffle): a candidate evaluated more "
+                "often than that "
                 "at a fidelity repeats earlier evaluations, and the search then ends without "
                 "a certificate (stopping_reason_='repeated-splits'); a splitter with a "
                 "random_state (KFold, ShuffleSplit, GroupShuffleSplit, RepeatedKFold...) gives "

@@ -60,7 +60,6 @@ def route_fit_params(tuner, groups, params: dict) -> tuple[dict, dict, object]:
         return params, {}, groups
     given = dict(params) if groups is None else {**params, "groups": groups}
     routed = process_routing(tuner, "fit", **given)
-    names = build_scorers(tuner)[0]
-    return (dict(routed.estimator.fit),
-            {n: dict(routed[f"scorer_{n}"].score) for n in names if routed[f"scorer_{n}"].score},
-            routed.splitter.split.get("groups"))
+    score = {k.removeprefix("scorer_"): dict(v.score) for k, v in routed.items()
+             if k.startswith("scorer_") and v.score}
+    return dict(routed.estimator.fit), score, routed.splitter.split.get("groups")
