@@ -109,20 +109,24 @@ class Evaluator:
     Attributes
     ----------
     on_result : callable or None
-        Told ``(arm, fidelity, reward, seconds)`` of each pull as it finishes,
-        before its batch ends, by evaluators that :meth:`report` (the search
-        sets it during its calibration to answer at once).
+        Told ``(position, arm, fidelity, outcome)`` of each pull as it
+        finishes, before its batch ends, by evaluators that :meth:`report`:
+        its position in the batch given to ``evaluate`` and its
+        :class:`Outcome` (the raw reward, before the failed-pull rule, and
+        the ``info`` the batch's :class:`Outcomes` will hold). During the
+        calibration the search sets it to answer at once, and the study
+        recorder to store each pull as it finishes.
     """
 
-    on_result: Callable[[int, int, float, float], None] | None = None
+    on_result: Callable[[int, int, int, Outcome], None] | None = None
 
     def __init__(self, n_jobs: int | None = None):
         self.n_jobs = n_jobs
 
-    def report(self, arm: int, fidelity: int, reward: float, seconds: float) -> None:
-        """Tell :attr:`on_result` (when set) that a pull has finished."""
+    def report(self, pos: int, arm: int, fidelity: int, outcome: Outcome) -> None:
+        """Tell :attr:`on_result` (when set) that the pull at ``pos`` has finished."""
         if self.on_result is not None:
-            self.on_result(arm, fidelity, reward, seconds)
+            self.on_result(pos, arm, fidelity, outcome)
 
     def evaluate_one(self, arm: int, fidelity: int, point=None) -> Outcome:
         """Evaluate one pull; override in subclasses."""

@@ -41,7 +41,7 @@ from .calibration import (
     pooled_variance,
     running_costs,
 )
-from .driver import run
+from .driver import Outcome, run
 from .progress import Progress, say_failures
 from .waves import make_waves
 
@@ -425,10 +425,10 @@ class Search:
         sums, counts = np.zeros((n_fid, n_arms)), np.zeros((n_fid, n_arms))
         spent = [0.0]
 
-        def on_result(arm: int, fidelity: int, reward: float, seconds: float) -> None:
-            spent[0] += seconds
-            if np.isfinite(reward):
-                sums[fidelity, arm] += reward
+        def on_result(pos: int, arm: int, fidelity: int, outcome: Outcome) -> None:
+            spent[0] += outcome.cost
+            if np.isfinite(outcome.reward):
+                sums[fidelity, arm] += outcome.reward
                 counts[fidelity, arm] += 1
             reached = np.flatnonzero(counts.any(axis=1))
             if reached.size:

@@ -184,6 +184,39 @@ def _short(cv) -> str:
     return text if len(text) <= 80 else f"<{type(cv).__name__}>"
 
 
+#: The details of a pull that its ``info`` (and so the study file) keeps.
+_INFO_KEYS = ("scores", "fit_time", "score_time", "split", "n_train", "n_valid", "started",
+              "worker", "continued_from", "reused", "cache_time")
+
+
+def _ran(result: dict, split: int, task: tuple, started: float) -> dict:
+    """A pull just run: :func:`fit_and_score`'s ``result`` with where and how it ran
+    (``task``: its arguments; ``started``: seconds since the evaluator was made)."""
+    step = task[9]
+    continued = step is not None and step.start is not None
+    return {"scores": result["scores"], "fit_time": result["fit_time"],
+            "score_time": result["score_time"], "split": split, "n_train": len(task[4]),
+            "n_valid": len(task[5]), "started": float(started),
+            "worker": result.get("worker", ""),
+            "continued_from": int(step.start_fidelity) if continued else -1,
+            "reused": float(step.start_work) if continued and result["status"] == "done"
+            else 0.0,
+            "cache_time": float(result.get("cache_time", 0.0)),
+            "status": result["status"], "error": result["error"]}
+
+
+def _info(result: dict) -> dict:
+    """The ``info`` of a pull (:func:`_ran`): its details without status and error."""
+    return {k: result[k] for k in _INFO_KEYS}
+
+
+def _outcome(result: dict, metric: str) -> Outcome:
+    """A pull (:func:`_ran`) as :meth:`CVEvaluator.report` tells it: the raw reward."""
+    return Outcome(result["scores"][metric],
+                   result["fit_time"] + result["score_time"] + result["cache_time"],
+                   result["status"], result["error"], _info(result))
+
+
 class CVEvaluator(Evaluator):
     """Fit-and-score pulls of scikit-learn candidates at given fidelities.
 
@@ -381,6 +414,10 @@ class CVEvaluator(Evaluator):
     def evaluate(self, pulls: Pulls, known: dict[int, dict] | None = None) -> Outcomes:
         """Run a batch (in parallel with ``n_jobs``; in child processes with ``timeout``).
 
+        Each pull run is told to :meth:`report` as soon as it (and those
+        before it in its wave) has finished, with the ``info`` it will have in
+        the returned :class:`Outcomes`.
+
         Parameters
         ----------
         pulls : Pulls
@@ -405,59 +442,35 @@ class CVEvaluator(Evaluator):
         cells = (pulls.fidelities, pulls.arms)
         np.add.at(self._unfinished, cells, 1)
         results: list[dict] = [{}] * len(pulls)
-        n_train = np.zeros(len(pulls), dtype=np.int64)
-        n_valid = np.zeros(len(pulls), dtype=np.int64)
-        started = np.zeros(len(pulls))
-        continued = np.full(len(pulls), -1, dtype=np.int64)
-        reused = np.zeros(len(pulls))
         for i in known:
             results[i] = self._stored(known[i], splits[i])
-            n_train[i] = int(results[i]["n_train"])
-            n_valid[i] = int(results[i]["n_valid"])
-            started[i] = float(results[i].get("started", time.perf_counter() - self._t0))
-            continued[i] = int(results[i].get("continued_from", -1))
-            reused[i] = float(results[i].get("reused", 0.0))
         for wave in self._waves(pulls, splits):
             wave = np.array([i for i in wave if i not in known], dtype=np.int64)
             if not wave.size:
                 continue
             tasks = [self.task(int(pulls.arms[i]), int(pulls.fidelities[i]), int(splits[i]))
                      for i in wave]
-            started[wave] = time.perf_counter() - self._t0
+            started = time.perf_counter() - self._t0
             for i, t, r in zip(wave, tasks, self._run(tasks), strict=True):
-                results[i] = r
-                self.report(int(pulls.arms[i]), int(pulls.fidelities[i]),
-                            float(r["scores"][self.metric]),
-                            r["fit_time"] + r["score_time"] + r.get("cache_time", 0.0))
-                n_train[i], n_valid[i] = len(t[4]), len(t[5])
-                step = t[9]
-                if step is not None and step.start is not None:
-                    continued[i] = step.start_fidelity
-                    reused[i] = step.start_work if r["status"] == "done" else 0.0
-                self._keep(int(pulls.arms[i]), int(pulls.fidelities[i]), int(splits[i]), r,
-                           step)
+                arm, fidelity = int(pulls.arms[i]), int(pulls.fidelities[i])
+                self._keep(arm, fidelity, int(splits[i]), r, t[9])
+                results[i] = _ran(r, int(splits[i]), t, started)
+                self.report(int(i), arm, fidelity, _outcome(results[i], self.metric))
         rewards = np.array([r["scores"][self.metric] for r in results], dtype=float)
         # A nan error score is recorded as nan; the policy is told a stand-in.
         rewards, self._worst = stand_in_rewards(rewards, self._worst)
-        info = []
-        for i, ((a, f), s, r) in enumerate(zip(pulls, splits, results, strict=True)):
+        for (a, f), r in zip(pulls, results, strict=True):
             self.records.append(PullRecord(
-                int(a), int(f), int(s), r["scores"], r["fit_time"], r["score_time"],
-                r["status"], r["error"], self.phase, float(started[i]), int(n_train[i]),
-                int(n_valid[i]), worker=r.get("worker", ""), continued_from=int(continued[i]),
-                reused=float(reused[i]), cache_time=float(r.get("cache_time", 0.0))))
-            info.append({"scores": r["scores"], "fit_time": r["fit_time"],
-                         "score_time": r["score_time"], "split": int(s),
-                         "n_train": int(n_train[i]), "n_valid": int(n_valid[i]),
-                         "started": float(started[i]),
-                         "worker": r.get("worker", ""), "continued_from": int(continued[i]),
-                         "reused": float(reused[i]),
-                         "cache_time": float(r.get("cache_time", 0.0))})
+                int(a), int(f), r["split"], r["scores"], r["fit_time"], r["score_time"],
+                r["status"], r["error"], self.phase, r["started"], r["n_train"],
+                r["n_valid"], worker=r["worker"], continued_from=r["continued_from"],
+                reused=r["reused"], cache_time=r["cache_time"]))
         return Outcomes(rewards, [r.cost for r in self.records[len(self.records) - len(pulls):]],
-                        [r["status"] for r in results], [r["error"] for r in results], info)
+                        [r["status"] for r in results], [r["error"] for r in results],
+                        [_info(r) for r in results])
 
     def _stored(self, info: dict, split: int) -> dict:
-        """A stored pull as :func:`fit_and_score` returned it (``null`` scores are nan)."""
+        """A stored pull as :func:`_ran` gives a pull just run (``null`` scores are nan)."""
         stored = (info or {}).get("split")
         if not info or "scores" not in info or stored != split:
             raise StudyMismatchError(
@@ -467,7 +480,13 @@ class CVEvaluator(Evaluator):
         if set(scores) != set(self.scorers):
             raise StudyMismatchError(f"stored scores {sorted(scores)} differ from this search's "
                                      f"scoring {sorted(self.scorers)}")
-        return {**info, "scores": scores}
+        return {**info, "scores": scores, "n_train": int(info["n_train"]),
+                "n_valid": int(info["n_valid"]),
+                "started": float(info.get("started", time.perf_counter() - self._t0)),
+                "worker": info.get("worker", ""),
+                "continued_from": int(info.get("continued_from", -1)),
+                "reused": float(info.get("reused", 0.0)),
+                "cache_time": float(info.get("cache_time", 0.0))}
 
     def drop_data(self) -> None:
         """Drop the training data, the splits and the model cache (a completed search):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 import traceback
+from collections.abc import Iterator
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -44,9 +45,11 @@ def _answer(conn):
 
 
 def run_with_timeout(func, tasks: list[tuple], timeout: float, n_jobs: int,
-                     error_score) -> list[dict]:
+                     error_score) -> Iterator[dict]:
     """Run ``func(*task)`` (``fit_and_score``) in child processes, killing overrunning ones.
 
+    Yields the results in the order of ``tasks``, each as soon as it and those
+    before it are in (so the caller can record a pull before the others end).
     At most ``n_jobs`` children run at once. A killed pull comes back with
     ``status="timed-out"``, ``error_score`` as its scores and ``timeout`` as
     its fit time; a child that dies without answering, with
@@ -56,6 +59,7 @@ def run_with_timeout(func, tasks: list[tuple], timeout: float, n_jobs: int,
     results: list[dict | None] = [None] * len(tasks)
     running: dict[int, tuple] = {}
     queue = list(range(len(tasks)))
+    given = 0  # results yielded so far
     try:
         while queue or running:
             while queue and len(running) < max(n_jobs, 1):
@@ -91,6 +95,9 @@ def run_with_timeout(func, tasks: list[tuple], timeout: float, n_jobs: int,
                     results[i] = {"scores": dict.fromkeys(scorers, score),
                                   "fit_time": float(timeout if status == "timed-out" else 0.0),
                                   "score_time": 0.0, "status": status, "error": msg}
+            while given < len(tasks) and results[given] is not None:
+                yield results[given]  # type: ignore[misc]
+                given += 1
             if running:
                 time.sleep(0.005)
     finally:
@@ -98,4 +105,3 @@ def run_with_timeout(func, tasks: list[tuple], timeout: float, n_jobs: int,
             proc.kill()
             proc.join()
             conn.close()
-    return results  # type: ignore[return-value]

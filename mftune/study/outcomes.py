@@ -14,12 +14,14 @@ STATUSES = ("done", "failed", "timed-out")
 
 @dataclass
 class Outcome:
-    """The result of one pull."""
+    """The result of one pull (``info``: the evaluator's JSON-able details, as in
+    :attr:`Outcomes.info`)."""
 
     reward: float
     cost: float
     status: str = "done"
     error: str | None = None
+    info: dict | None = None
 
 
 @dataclass
@@ -57,6 +59,7 @@ class Outcomes:
             [o.cost for o in outcomes],
             [o.status for o in outcomes],
             [o.error for o in outcomes],
+            [o.info for o in outcomes],
         )
 
     @property

@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from ..policies.base import Policy, Pulls
-from .outcomes import Outcomes
+from .outcomes import Outcome, Outcomes
 from .replay import ReplayState, StudyMismatchError, batch_rewards, replay
 from .store import PullRow, StudyStore
 from .workers import _LIVE_TOKENS, new_worker_id
@@ -29,7 +29,11 @@ class RecordingEvaluator:
     Rows are inserted as ``running`` before the inner evaluator starts and
     finished (in one transaction per batch) after it returns, so
     ``driver.run(policy, RecordingEvaluator(store, evaluator))`` records an
-    in-process study (the tuner's path).
+    in-process study (the tuner's path). The calibration, one long batch
+    before any decision, is finished pull by pull instead: each row as soon
+    as the inner evaluator reports its pull (``Evaluator.on_result``, with
+    the pull's ``info``), so Ctrl+C or a crash during it keeps the pulls that
+    finished and a resume runs only the others.
 
     Resuming: a batch that is already stored is *not* run again. When the
     driver (with a fresh policy, same seed) asks batch ``b`` and the study
@@ -113,8 +117,9 @@ class RecordingEvaluator:
         else:
             ids = self.store.insert_batch(batch, pulls, kind=kind, status="running",
                                           worker=self.worker)
-            out = self.evaluator.evaluate(pulls)
-            self._finish_all(out, list(enumerate(ids)))
+            run = list(enumerate(ids))
+            out = self._inner(pulls, kind, run)
+            self._finish_all(out, run)
             self.n_evaluated += len(pulls)
         if kind == "policy":
             self.next_batch += 1
@@ -220,21 +225,26 @@ class RecordingEvaluator:
                                           status="running", worker=self.worker)
             run += list(zip(range(n, len(pulls)), new, strict=True))
         if getattr(self.evaluator, "accepts_known", False):
-            out = (self.evaluator.evaluate(pulls, known={
+            out = self._inner(pulls, kind, run, **({"known": {
                 p: {**(r.info or {}), "status": r.status, "error": r.error}
-                for p, r in known.items()}) if known else self.evaluator.evaluate(pulls))
+                for p, r in known.items()}} if known else {}))
         else:
-            out = self._merge(pulls, known, [p for p, _ in run])
+            out = self._merge(pulls, known, run, kind)
         self._finish_all(out, run)
         self.n_evaluated += len(run)
         self.n_replayed += len(known)
         return out
 
-    def _merge(self, pulls: Pulls, known: dict[int, PullRow], todo: list[int]) -> Outcomes:
-        """Stored outcomes for ``known`` positions, the inner evaluator's for ``todo``."""
+    def _merge(self, pulls: Pulls, known: dict[int, PullRow], run: list[tuple[int, int]],
+               kind: str) -> Outcomes:
+        """Stored outcomes for ``known`` positions, the inner evaluator's for the positions
+        of ``run`` (``(position, row id)``)."""
         rows = [known[p] for p in sorted(known)]
         stored = dict(zip(sorted(known), batch_rewards(rows, self._worst, None), strict=True))
-        fresh = self.evaluator.evaluate(pulls[np.array(todo, dtype=np.int64)]) if todo else None
+        todo = [p for p, _ in run]
+        fresh = (self._inner(pulls[np.array(todo, dtype=np.int64)], kind,
+                             [(i, row_id) for i, (_, row_id) in enumerate(run)])
+                 if todo else None)
         at = {p: i for i, p in enumerate(todo)}
         rewards, costs, status, errors, info = [], [], [], [], []
         for p in range(len(pulls)):
@@ -249,15 +259,45 @@ class RecordingEvaluator:
                 col.append(v)
         return Outcomes(rewards, costs, status, errors, info)
 
+    def _inner(self, pulls: Pulls, kind: str, run: list[tuple[int, int]], **known) -> Outcomes:
+        """``evaluator.evaluate(pulls, **known)``; in the calibration, each row of ``run``
+        (``(position in pulls, row id)``) is finished as soon as its pull is reported."""
+        ev = self.evaluator
+        if kind != "calibration" or not hasattr(ev, "on_result"):
+            return ev.evaluate(pulls, **known)
+        rows, after = dict(run), ev.on_result
+
+        def on_result(pos: int, arm: int, fidelity: int, outcome: Outcome) -> None:
+            if pos in rows:
+                self._finish(rows[pos], outcome)
+            if after is not None:  # the search's answer at once
+                after(pos, arm, fidelity, outcome)
+
+        ev.on_result = on_result
+        try:
+            return ev.evaluate(pulls, **known)
+        finally:
+            ev.on_result = after
+
+    def _finish(self, row_id: int, outcome: Outcome) -> None:
+        """Finish one row (a no-op for a row already finished, e.g. as it was reported).
+
+        A failed pull reported on its own keeps its raw reward (``null`` for a
+        ``nan`` error score): the stand-in the policy is told depends on the
+        whole batch and is derived again from the stored rows.
+        """
+        reward = float(outcome.reward)
+        self.store.finish(
+            row_id, status=outcome.status, reward=reward, cost=float(outcome.cost),
+            score=self.sign * reward if outcome.status == "done" else None,
+            error=outcome.error, worker=self.worker, info=outcome.info)
+
     def _finish_all(self, out: Outcomes, run: list[tuple[int, int]]) -> None:
         """Finish the rows ``(position, row id)`` of a batch in one transaction."""
         with self.store.transaction():
             for pos, row_id in run:
-                reward = float(out.rewards[pos])
-                self.store.finish(
-                    row_id, status=out.status[pos], reward=reward, cost=float(out.costs[pos]),
-                    score=self.sign * reward if out.status[pos] == "done" else None,
-                    error=out.errors[pos], worker=self.worker, info=out.info[pos])
+                self._finish(row_id, Outcome(out.rewards[pos], out.costs[pos], out.status[pos],
+                                             out.errors[pos], out.info[pos]))
 
     # -- replay outside the driver -----------------------------------------------
     def resume(self, policy: Policy) -> ReplayState:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv
 import json
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
@@ -188,18 +189,106 @@ def test_resume_with_measured_costs_replays_the_stored_costs(data, tmp_path, fit
     assert fits["n"] == len(t2.pulls_["candidate"]) - finished > 0
 
 
-def test_ctrl_c_during_calibration_leaves_a_resumable_study(data, tmp_path, fits):
+# Columns of cv_results_ that do not depend on timing.
+EXACT_RESULTS = ("params", "mean_test_score", "std_test_score", "rank_test_score",
+                 "fidelity_reached", "eliminated_round", "n_failed")
+
+
+def assert_same_results(a, b):
+    assert_same_pulls(a, b)
+    assert a.best_params_ == b.best_params_ and a.stopping_reason_ == b.stopping_reason_
+    for key in EXACT_RESULTS:
+        assert np.array_equal(np.asarray(a.cv_results_[key]),
+                              np.asarray(b.cv_results_[key])), key
+
+
+@pytest.mark.parametrize("interrupt_at", [1, 5, N_CAL])
+def test_ctrl_c_during_calibration_keeps_its_finished_pulls(data, tmp_path, fits,
+                                                            interrupt_at):
+    # the calibration is one batch of N_CAL pulls: each is stored as it finishes, so
+    # Ctrl+C in the k-th keeps the k - 1 before it and the resume fits only the rest
     X, y = data
-    path = tmp_path / "study.db"
-    fits["interrupt_at"] = 5
-    with pytest.raises(KeyboardInterrupt):
-        small(storage=path).fit(X, y)
-    rows = rows_of(path)
-    assert len(rows) == N_CAL and {r.status for r in rows} == {"pending"}
-    assert {r.kind for r in rows} == {"calibration"}
     ref = small().fit(X, y)
+    n_ref = len(ref.pulls_["candidate"])
+    path = tmp_path / "study.db"
+    fits.update(n=0, interrupt_at=interrupt_at)
+    with pytest.raises(KeyboardInterrupt):  # before the search has a policy: as GridSearchCV
+        small(storage=path).fit(X, y)
+    kept = interrupt_at - 1
+    rows = rows_of(path)
+    assert [r.kind for r in rows] == ["calibration"] * N_CAL
+    assert [r.status for r in rows] == ["done"] * kept + ["pending"] * (N_CAL - kept)
+    stored = ref.pulls_["score"][:kept]
+    assert np.array_equal([r.score for r in rows[:kept]], stored)
+    assert [r.info["split"] for r in rows[:kept]] == ref.pulls_["split"][:kept].tolist()
+    fits["n"] = 0
     t = small(storage=path).fit(X, y)
-    assert_same_pulls(t, ref)
+    assert fits["n"] == n_ref - kept and t.n_replayed_ == kept  # none fitted twice
+    assert_same_results(t, ref)
+    rows = rows_of(path)
+    assert len(rows) == n_ref and all(r.status == "done" for r in rows)
+    # only the pulls that had not finished were started again
+    assert [r.attempts for r in rows] == [1] * kept + [2] * (N_CAL - kept) + [1] * (n_ref - N_CAL)
+
+
+class ProbedClassifier(ClassifierMixin, BaseEstimator):
+    """Logistic regression that appends a line to ``probe/fits`` per fit, from any
+    process, and raises Ctrl+C in the fit numbered by ``probe/stop`` (when it exists)."""
+
+    def __init__(self, C=1.0, probe=""):
+        self.C, self.probe = C, probe
+
+    def fit(self, X, y):
+        log, stop = Path(self.probe, "fits"), Path(self.probe, "stop")
+        with log.open("a") as f:
+            f.write("fit\n")
+        if stop.exists() and len(log.read_text().splitlines()) == int(stop.read_text()):
+            raise KeyboardInterrupt
+        self.model_ = LogisticRegression(C=self.C, solver="liblinear").fit(X, y)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def test_ctrl_c_during_a_calibration_run_in_child_processes_keeps_its_finished_pulls(
+        data, tmp_path):
+    # with timeout= each fit runs in a forked child, whose Ctrl+C comes back to the parent
+    X, y = data
+    probe = tmp_path / "probe"
+    probe.mkdir()
+
+    def tuner(**kw):
+        return small(estimator=ProbedClassifier(probe=str(probe)), timeout=60, max_pulls=10,
+                     **kw)
+
+    def n_fits():
+        return len((probe / "fits").read_text().splitlines())
+
+    ref = tuner().fit(X, y)
+    n_ref = n_fits()
+    assert n_ref == len(ref.pulls_["candidate"]) + 1  # and the refit
+    (probe / "fits").unlink()
+    (probe / "stop").write_text("7")
+    path = tmp_path / "study.db"
+    with pytest.raises(KeyboardInterrupt):
+        tuner(storage=path).fit(X, y)
+    assert [r.status for r in rows_of(path)] == ["done"] * 6 + ["pending"] * (N_CAL - 6)
+    (probe / "stop").unlink()
+    (probe / "fits").unlink()
+    t = tuner(storage=path).fit(X, y)
+    assert n_fits() == n_ref - 6 and t.n_replayed_ == 6
+    assert_same_results(t, ref)
+
+
+def test_ctrl_c_during_calibration_without_storage_raises_and_keeps_nothing(data, fits):
+    X, y = data
+    fits["interrupt_at"] = 5
+    t = small()
+    with pytest.raises(KeyboardInterrupt):
+        t.fit(X, y)
+    assert not hasattr(t, "pulls_") and not hasattr(t, "best_params_")
 
 
 @pytest.mark.parametrize("change, what", [

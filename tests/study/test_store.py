@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mftune import IISE, Pulls
-from mftune.engine.driver import Evaluator, Outcome, run
+from mftune.engine.driver import Evaluator, Outcome, Outcomes, run
 from mftune.study.recording import RecordingEvaluator
 from mftune.study.replay import StudyMismatchError, replay
 from mftune.study.store import FORMAT_VERSION, StudyStore
@@ -187,6 +187,50 @@ def test_resume_through_the_driver_equals_an_uninterrupted_run(tmp_path):
     assert rows == ref_rows  # the same pulls, in the same order, with the same scores
     # every pull ran exactly once except the batch that was running at the crash
     assert inner.calls + 25 <= len(ref_rows) + len(pulls)
+
+
+class ReportingEvaluator(KeyedEvaluator):
+    """Reports each pull as it finishes; Ctrl+C instead of the pull numbered ``stop``."""
+
+    def __init__(self, counts=None, stop=None):
+        super().__init__(counts)
+        self.stop = stop
+
+    def evaluate(self, pulls):
+        outcomes = []
+        for pos, (arm, fidelity) in enumerate(pulls):
+            if self.calls + 1 == self.stop:
+                raise KeyboardInterrupt
+            outcomes.append(self.evaluate_one(int(arm), int(fidelity)))
+            self.report(pos, int(arm), int(fidelity), outcomes[-1])
+        return Outcomes.from_list(outcomes)
+
+
+def test_calibration_rows_are_finished_as_their_pulls_are_reported(tmp_path):
+    cal = Pulls(np.repeat([0, 2, 4], 2), np.tile([0, 2], 3))
+    ref = ReportingEvaluator().evaluate(cal).rewards
+    store = make_store(tmp_path / "s.db")
+    seen, ran = [], []
+    for stop in (3, 2, None):  # Ctrl+C in the 3rd pull, then in the 2nd of the rest, then none
+        inner = ReportingEvaluator(counts_from(store), stop)
+        rec = RecordingEvaluator(store, inner, first_batch=1)
+        try:
+            out = rec.evaluate(cal, kind="calibration")
+        except KeyboardInterrupt:
+            rec.release()  # as the tuner does on its way out
+        seen.append([r.status for r in store.rows()])
+        ran.append(inner.calls)
+    assert seen == [["done"] * 2 + ["pending"] * 4, ["done"] * 3 + ["pending"] * 3,
+                    ["done"] * 6]
+    assert ran == [2, 1, 3] and rec.n_replayed == 3  # no finished pull ran twice
+    np.testing.assert_allclose(out.rewards, ref)
+    np.testing.assert_allclose([r.score for r in store.rows()], ref)
+    # a policy batch is still finished as a whole (the policy is told it as a whole)
+    rec = RecordingEvaluator(store, ReportingEvaluator(counts_from(store), 3), first_batch=1)
+    with pytest.raises(KeyboardInterrupt):
+        rec.evaluate(Pulls(np.arange(6), np.zeros(6, dtype=np.int64)))
+    rec.release()
+    assert [r.status for r in store.rows(kind="policy")] == ["pending"] * 6
 
 
 def test_recorded_batches_replay_into_a_fresh_policy(tmp_path):
