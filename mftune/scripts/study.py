@@ -207,10 +207,11 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
     """
     store = StudyStore(path)
     extra = store.meta["spec"]
-    if store.meta["state"].get("last_reason") == "all-failed" and not store.rows(kind="policy"):
-        # the calibration failed (a broken script?) and nothing was decided from it yet:
-        # its failed runs run again, so a study resumed after a fix can go on
-        store.retry_failed("calibration")
+    if store.meta["state"].get("last_reason") == "all-failed":
+        # the runs it stopped on failed (a broken script?) and nothing was decided from
+        # them (the calibration, or the last batch): they run again, so a study resumed
+        # after a fix goes on
+        store.retry_failed()
     try:
         command, cwd = study_command(store)
     except ValueError:
