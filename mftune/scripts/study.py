@@ -148,7 +148,8 @@ def study_command(store: StudyStore) -> tuple[list[str], str]:
     if not extra.get("command"):
         who = extra.get("source", "another program")
         where = ("serve it again (mftune serve PATH); a served study stopped by its budget "
-                 "or pull cap stays stopped" if who == "mftune serve"
+                 "or pull cap goes on with a larger one: POST /api/studies/NAME/resume"
+                 if who == "mftune serve"
                  else "fit again with the same storage=" if who == "MFTuner"
                  else "resume it where it was written")
         raise ValueError(f"{store.path}: this study was written by {who}, not mftune tune; "
