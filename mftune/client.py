@@ -162,6 +162,24 @@ class Client:
         return self.request("POST", f"/api/studies/{_q(name)}/heartbeat",
                             {"pull_id": pull_id, "lease": lease})
 
+    def resume(self, name: str, *, budget: float | None = None,
+               max_pulls: int | None = None) -> dict:
+        """Continue a study stopped by its budget or pull cap (or by failed runs), as
+        ``mftune resume --budget/--max-pulls`` does; returns the server's view of it.
+
+        Parameters
+        ----------
+        name : str
+            The study.
+        budget : float, optional
+            The new summed cost cap in seconds (larger than the cost so far).
+        max_pulls : int, optional
+            The new cap on the search's pulls (larger than its pulls so far).
+        """
+        body = {k: v for k, v in (("budget", budget), ("max_pulls", max_pulls))
+                if v is not None}
+        return self.request("POST", f"/api/studies/{_q(name)}/resume", body)
+
     def status(self, name: str) -> dict:
         """What ``mftune status --json`` says of the study, plus the server's view."""
         return self.request("GET", f"/api/studies/{_q(name)}/status")

@@ -148,7 +148,8 @@ def study_command(store: StudyStore) -> tuple[list[str], str]:
     if not extra.get("command"):
         who = extra.get("source", "another program")
         where = ("serve it again (mftune serve PATH); a served study stopped by its budget "
-                 "or pull cap stays stopped" if who == "mftune serve"
+                 "or pull cap goes on with a larger one: POST /api/studies/NAME/resume"
+                 if who == "mftune serve"
                  else "fit again with the same storage=" if who == "MFTuner"
                  else "resume it where it was written")
         raise ValueError(f"{store.path}: this study was written by {who}, not mftune tune; "
@@ -207,10 +208,11 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
     """
     store = StudyStore(path)
     extra = store.meta["spec"]
-    if store.meta["state"].get("last_reason") == "all-failed" and not store.rows(kind="policy"):
-        # the calibration failed (a broken script?) and nothing was decided from it yet:
-        # its failed runs run again, so a study resumed after a fix can go on
-        store.retry_failed("calibration")
+    if store.meta["state"].get("last_reason") == "all-failed":
+        # the runs it stopped on failed (a broken script?) and nothing was decided from
+        # them (the calibration, or the last batch): they run again, so a study resumed
+        # after a fix goes on
+        store.retry_failed()
     try:
         command, cwd = study_command(store)
     except ValueError:

@@ -254,6 +254,15 @@ def create_app(service: Service) -> Starlette:
         token = text(body, "lease", max_len=64, required=True)
         return JSONResponse({"deadline": hosted.heartbeat(pull_id, token)})
 
+    async def resume(request: Request) -> Response:
+        hosted = service.study(request.path_params["name"])
+        body = fields(await json_body(request, empty={}), (), ("budget", "max_pulls"))
+        budget = number(body, "budget", required=False)
+        if budget is not None and not budget > 0:
+            raise ApiError(400, "budget", f"must be > 0 (seconds); got {budget!r}")
+        max_pulls = number(body, "max_pulls", integer=True, minimum=1, required=False)
+        return JSONResponse(hosted.resume(budget, max_pulls))
+
     async def status(request: Request) -> Response:
         hosted = service.study(request.path_params["name"])
         summary = await run_in_threadpool(study_summary, hosted.path)
@@ -303,6 +312,7 @@ def create_app(service: Service) -> Starlette:
         Route("/api/studies/{name}/ask", api(ask), methods=["POST"]),
         Route("/api/studies/{name}/tell", api(tell), methods=["POST"]),
         Route("/api/studies/{name}/heartbeat", api(heartbeat), methods=["POST"]),
+        Route("/api/studies/{name}/resume", api(resume), methods=["POST"]),
         Route("/api/studies/{name}/status", api(status), methods=["GET"]),
         Route("/api/studies/{name}/export", api(export), methods=["GET"]),
         Route("/", api(index, page=True)),

@@ -13,6 +13,11 @@ study served with a seed recommends what the same study run locally does.
 Everything a worker reports is committed to the study file before the answer
 is sent, so a server killed at any instant loses no finished pull; restarted,
 it replays the stored pulls (running none again) and goes on.
+
+A study stopped by its budget or pull cap (or because its runs failed) goes on
+with :meth:`HostedStudy.resume`: larger caps, kept in the study's ``state``
+document as ``limits`` (a restarted server uses them too), are given to
+``run_study`` as ``mftune resume --budget/--max-pulls`` gives them.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ __all__ = ["Batch", "HostedStudy"]
 
 #: Why a study's engine stopped, and what ``ask`` then says.
 ENDED = ("stopping-rule", "tie")
+#: Why a stopped study may be resumed, and the cap each stop needs raised.
+RESUMABLE = {"budget": "budget", "max-pulls": "max_pulls", "all-failed": None}
 
 
 @dataclass(frozen=True)
@@ -80,13 +87,17 @@ class HostedStudy:
                 if row.status == "running":
                     self.leases.adopt(row.worker, row.id)
         self.meta = meta
+        self.limits = dict(meta["state"].get("limits") or {})  # caps raised by resume
         self.sign = 1.0 if meta["direction"] == "maximize" else -1.0
         self.values = list(meta["fidelities"]["values"])
         self.fidelity_name = meta["fidelities"].get("name", "fidelity")
-        self.thread = threading.Thread(target=self._run, name=f"mftune-engine-{name}",
-                                       daemon=True)
+        self.thread = self._engine_thread()
 
     # -- the engine thread ----------------------------------------------------------
+    def _engine_thread(self) -> threading.Thread:
+        return threading.Thread(target=self._run, name=f"mftune-engine-{self.name}",
+                                daemon=True)
+
     def start(self) -> None:
         """Start the engine thread."""
         self.state = "running"
@@ -94,7 +105,8 @@ class HostedStudy:
 
     def _run(self) -> None:
         try:
-            outcome = run_study(self.path, verbose=0, on_batch=self._on_batch, poll=self.poll)
+            outcome = run_study(self.path, verbose=0, on_batch=self._on_batch, poll=self.poll,
+                                **self.limits)
             self.reason, self.error = outcome.reason, outcome.error
             self.state = "finished" if outcome.reason in ENDED else "stopped"
         except Exception as exc:  # shown by status and the dashboard
@@ -102,6 +114,56 @@ class HostedStudy:
 
     def _on_batch(self, kind: str, rows: list[PullRow], repeats) -> None:
         self.batch = Batch(rows[0].batch, kind, {r.id: int(repeats[r.pos]) for r in rows})
+
+    def resume(self, budget: float | None = None, max_pulls: int | None = None) -> dict:
+        """Continue a study stopped by its budget or pull cap, or because its runs failed.
+
+        The engine starts again as ``mftune resume --budget B --max-pulls N``
+        runs a script study: the stored pulls replay (none runs again) and the
+        search goes on until its rule or the new caps; the runs a failed study
+        stopped on run again. The caps are checked before anything is written.
+
+        Parameters
+        ----------
+        budget : float, optional
+            The new summed cost cap (seconds), larger than the cost so far.
+        max_pulls : int, optional
+            The new cap on the search's pulls, larger than its pulls so far.
+
+        Returns
+        -------
+        dict
+            The server's view of the study (:meth:`server_view`).
+        """
+        given = {k: v for k, v in (("budget", budget), ("max_pulls", max_pulls))
+                 if v is not None}
+        self._check_resume(given)
+        limits = {**self.limits, **given}
+        self.store().update_state(limits=limits)
+        self.thread.join()  # it has returned: the state says the engine stopped
+        self.limits, self.batch, self.reason, self.error = limits, None, None, None
+        self.thread = self._engine_thread()
+        self.start()
+        return self.server_view()
+
+    def _check_resume(self, given: dict) -> None:
+        """Refuse (writing nothing) to resume a study that did not stop, or with caps it
+        has already used up."""
+        if self.state != "stopped" or self.reason not in RESUMABLE:
+            why = f"{self.state} ({self.reason})" if self.reason else self.state
+            raise ApiError(409, "study", f"study {self.name!r} is {why}: only a study stopped "
+                           f"by {', '.join(RESUMABLE)} can be resumed; nothing written")
+        store = self.store()
+        used = {"budget": store.spent(), "max_pulls": len(store.rows(kind="policy"))}
+        what = {"budget": "its cost so far (s)", "max_pulls": "its search's pulls so far"}
+        cap = RESUMABLE[self.reason]
+        if cap is not None and cap not in given:
+            raise ApiError(400, cap, f"missing: the study stopped at its {self.reason} cap; "
+                           f"give a larger one (> {used[cap]:g}, {what[cap]})")
+        for key, value in given.items():
+            if value <= used[key]:
+                raise ApiError(400, key, f"must be > {used[key]:g} ({what[key]}: the study "
+                               f"would stop at once); got {value!r}")
 
     # -- the store, one connection per thread -----------------------------------------
     def store(self) -> StudyStore:
@@ -251,4 +313,5 @@ class HostedStudy:
                 "late_tells": self.n_late,
                 "ms_per_tell": 1000 * self.busy / self.n_told if self.n_told else None,
                 "batch": None if self.batch is None else self.batch.number,
-                "lease_seconds": self.leases.seconds, "checked": time.time()}
+                "limits": self.limits or None, "lease_seconds": self.leases.seconds,
+                "checked": time.time()}

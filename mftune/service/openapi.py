@@ -60,6 +60,10 @@ OPENAPI = {
              "error": _STR})},
         "/api/studies/{name}/heartbeat": {"post": _op(
             "Extend a lease: {deadline}", {"pull_id": _INT, "lease": _STR})},
+        "/api/studies/{name}/resume": {"post": _op(
+            "Continue a study stopped by its budget or pull cap (give a larger one) or by "
+            "failed runs (they run again): the server's view of the study",
+            {"budget": {"type": "number", "exclusiveMinimum": 0}, "max_pulls": _INT})},
         "/api/studies/{name}/status": {"get": _op(
             "What 'mftune status --json' prints, plus the server's view")},
         "/api/studies/{name}/export": {"get": _op(

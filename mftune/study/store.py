@@ -67,7 +67,6 @@ import numpy as np
 from ..policies.base import Pulls
 from .files import _connect_readonly, _not_a_study, _writable
 from .jsonio import dumps, json_safe
-from .outcomes import Outcomes
 from .schema import ADDED, SCHEMA
 from .workers import (
     _kill_processes,
@@ -452,15 +451,27 @@ class StudyStore:
             found = _pull_processes(trials_dir, {str(i) for i in ids})
         return {int(i) for i in found}
 
-    def retry_failed(self, kind: str = "calibration") -> int:
-        """Put the failed (or timed-out) pulls of ``kind`` back to ``pending``, results
-        cleared: a calibration that failed before any decision read it runs again."""
+    def retry_failed(self) -> int:
+        """Put the failed (or timed-out) pulls of the study's last batch back to ``pending``.
+
+        For a study whose last run stopped because its runs failed
+        (``all-failed``: a broken script, a missing file). No decision was
+        read off that batch — none was asked after it — so its failed pulls
+        run again on resume, their results and the policy update recorded
+        after the batch cleared, and the study still replays exactly. Failed
+        pulls of earlier batches stay: later batches were asked from them.
+        Returns the pulls put back.
+        """
         with self.transaction():
-            return self._conn.execute(
+            (last,) = self._conn.execute("SELECT MAX(batch) FROM pulls").fetchone()
+            n = self._conn.execute(
                 "UPDATE pulls SET status = 'pending', worker = NULL, score = NULL, "
                 "reward = NULL, cost = NULL, started = NULL, ended = NULL, error = NULL, "
-                "info = NULL WHERE kind = ? AND status IN ('failed', 'timed-out')",
-                (kind,)).rowcount
+                "info = NULL WHERE batch = ? AND status IN ('failed', 'timed-out')",
+                (last,)).rowcount
+            if n:
+                self._conn.execute("DELETE FROM updates WHERE batch >= ?", (last,))
+        return n
 
     def release_worker(self, worker: str) -> int:
         """Put back to ``pending`` the running pulls of ``worker`` (it stops, e.g. on Ctrl+C)."""
@@ -582,11 +593,6 @@ def remove_study_files(path: Path) -> None:
     """Delete a study file and its SQLite side files (``-wal``, ``-shm``, ``-journal``)."""
     for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
         p.unlink(missing_ok=True)
-
-
-def _info(outcomes: Outcomes, i: int) -> str | None:
-    info = outcomes.info[i] if outcomes.info else None
-    return None if info is None else dumps(json_safe(info))
 
 
 def _finite(x):

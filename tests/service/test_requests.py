@@ -43,6 +43,7 @@ def send(server, method, path, body=None, headers=None):
 TELL = "/api/studies/checks/tell"
 ASK = "/api/studies/checks/ask"
 BEAT = "/api/studies/checks/heartbeat"
+RESUME = "/api/studies/checks/resume"
 
 
 def tell_body(**kw):
@@ -119,6 +120,10 @@ CASES = [
     ("create: JSON section not a table", "POST", "/api/studies?name=new4",
      {"parameters": [1], "fidelity": {"name": "steps", "values": [1, 4]}}, None, 400,
      "parameters"),
+    ("resume: budget a string", "POST", RESUME, {"budget": "1e3"}, None, 400, "budget"),
+    ("resume: max_pulls a float", "POST", RESUME, {"max_pulls": 2.5}, None, 400, "max_pulls"),
+    ("resume: unknown field", "POST", RESUME, {"n_trials": 50}, None, 400, "n_trials"),
+    ("resume: a running study", "POST", RESUME, {"max_pulls": 500}, None, 409, "study"),
     ("unknown path", "GET", "/api/nothing-here", None, None, 404, "path"),
 ]
 

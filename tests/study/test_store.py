@@ -284,6 +284,29 @@ def test_release_worker_and_updates(tmp_path):
     store.close()
 
 
+
+def test_retry_failed_puts_back_the_failed_pulls_of_the_last_batch_only(tmp_path):
+    store = make_store(tmp_path / "s.db")
+    w = new_worker_id()
+    for batch, statuses in enumerate([("failed", "done"), ("failed", "timed-out", "done")]):
+        ids = store.insert_batch(batch, Pulls([0, 1, 2][:len(statuses)], [0] * len(statuses)),
+                                 status="running", worker=w)
+        for i, st in zip(ids, statuses, strict=True):
+            store.finish(i, status=st, score=None, reward=None, cost=1.0, error="boom",
+                         worker=w)
+        store.set_update(batch, {"costs": [1.0, float(batch)]})
+    store.set_update(-1, {"variance_proxy": [0.1]})
+    assert store.retry_failed() == 2
+    rows = [(r.batch, r.status, r.error, r.cost, r.attempts) for r in store.rows()]
+    assert rows == [(0, "failed", "boom", 1.0, 1), (0, "done", "boom", 1.0, 1),
+                    (1, "pending", None, None, 1), (1, "pending", None, None, 1),
+                    (1, "done", "boom", 1.0, 1)]
+    # the update recorded after the retried batch was read off its failures: it goes too
+    assert store.updates() == {-1: {"variance_proxy": [0.1]}, 0: {"costs": [1.0, 0.0]}}
+    assert store.retry_failed() == 0
+    store.close()
+
+
 # -- how the waves of a search with waves ended ------------------------------------------
 
 
