@@ -569,12 +569,13 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         -----
         With ``storage`` the search is rebuilt from the study file (its
         finished pulls replayed, as by a new ``fit`` on the kept data) and
-        continued, so the file stays the one record of the search.
+        continued, so the file stays the one record of the search. Without
+        it, a search stopped during its calibration starts again.
         """
         if getattr(self, "_evaluator", None) is None:
             raise ValueError("resume() needs a search stopped by Ctrl+C (its data is kept); "
                              "this one completed — call fit() to start another")
-        if self.storage is not None:  # the study file is the truth: replay it, then go on
+        if self.storage is not None or not hasattr(self._engine, "policy_"):  # replay, go on
             ev = self._evaluator
             return self._fit(ev.X, ev.y, ev.groups, ev.fit_params, budget, max_pulls,
                              ev.score_params)

@@ -284,11 +284,17 @@ def test_ctrl_c_during_a_calibration_run_in_child_processes_keeps_its_finished_p
 
 def test_ctrl_c_during_calibration_without_storage_raises_and_keeps_nothing(data, fits):
     X, y = data
-    fits["interrupt_at"] = 5
+    ref = small().fit(X, y)
+    fits.update(n=0, interrupt_at=5)
     t = small()
     with pytest.raises(KeyboardInterrupt):
         t.fit(X, y)
     assert not hasattr(t, "pulls_") and not hasattr(t, "best_params_")
+    # resume() has no policy to continue: it starts again, as the uninterrupted run
+    fits["n"] = 0
+    t.resume()
+    assert fits["n"] == len(ref.pulls_["candidate"])
+    assert_same_results(t, ref)
 
 
 @pytest.mark.parametrize("change, what", [
