@@ -36,9 +36,9 @@ import numpy as np
 from scipy.stats import norm
 
 __all__ = [
-    "EPSILON_UNIT", "BiasEstimate", "SettingRefused", "curve_steps", "default_epsilon",
-    "estimate_bias", "extend_to_top", "grow_violated", "monotone_bounds", "pooled_variance",
-    "running_costs",
+    "EPSILON_RELATIVE", "EPSILON_UNIT", "BiasEstimate", "SettingRefused", "curve_steps",
+    "default_epsilon", "estimate_bias", "extend_to_top", "grow_violated", "monotone_bounds",
+    "pooled_variance", "running_costs",
 ]
 
 _TINY = 1e-6
@@ -79,6 +79,9 @@ def curve_steps(levels) -> np.ndarray:
 
 #: The default ε of scores in [0, 1] (accuracy, AUC, F1...): half a point.
 EPSILON_UNIT = 0.005
+#: The default ε of scores that are all negative (negated losses, log-likelihoods): this
+#: share of the best score's magnitude, i.e. 1 % more loss than the best seen.
+EPSILON_RELATIVE = 0.01
 #: The default ε never exceeds this share of the observed score range.
 EPSILON_SHARE = 0.1
 
@@ -92,10 +95,14 @@ def default_epsilon(scores, fallback: float) -> float:
     """The ``epsilon="auto"`` of a search: what "as good as the best" means for its scores.
 
     Scores that all lie in [0, 1] (accuracy-like) get an absolute tolerance of
-    :data:`EPSILON_UNIT` (half a point of accuracy); other scores 1 % of
-    their observed range. Either is capped at :data:`EPSILON_SHARE` of the
-    observed range, so ε stays small next to the differences the search
-    sees. ``fallback`` (the top fidelity's σ) serves when no score was seen.
+    :data:`EPSILON_UNIT` (half a point of accuracy). Scores that are all
+    negative (scikit-learn's negated losses such as ``neg_mean_squared_error``,
+    log-likelihoods) get :data:`EPSILON_RELATIVE` of the best score's
+    magnitude: a loss 1 % above the best seen counts as as good, whatever the
+    worst candidates scored. Other scores get 1 % of their observed range.
+    Each is capped at :data:`EPSILON_SHARE` of the observed range, so ε
+    stays small next to the differences the search sees. ``fallback`` (the
+    top fidelity's σ) serves when no score was seen.
 
     Parameters
     ----------
@@ -112,7 +119,12 @@ def default_epsilon(scores, fallback: float) -> float:
     if s.size == 0:
         return float(fallback)
     span = float(s.max() - s.min())
-    eps = EPSILON_UNIT if s.min() >= 0.0 and s.max() <= 1.0 else 0.01 * span
+    if s.min() >= 0.0 and s.max() <= 1.0:
+        eps = EPSILON_UNIT
+    elif s.max() < 0.0:
+        eps = EPSILON_RELATIVE * -float(s.max())
+    else:
+        eps = 0.01 * span
     if span > 0:
         eps = min(eps, EPSILON_SHARE * span)
     return float(eps) if eps > 0 else float(fallback)

@@ -154,8 +154,10 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
     epsilon : float, "auto" or None, default="auto"
         Accept any candidate within ``epsilon`` of the best (in score units).
         ``"auto"``: 0.005 for scores in [0, 1] (half a point of accuracy),
-        else 1 % of the calibration's score range, and never more than a
-        tenth of that range (0 for a deterministic objective); ``None`` asks
+        1 % of the best score's magnitude for scores that are all negative
+        (negated losses: a loss 1 % above the best), else 1 % of the
+        calibration's score range; never more than a tenth of that range (0
+        for a deterministic objective); ``None`` asks
         for the single best (may not end on ties). An ``epsilon`` larger than
         the range of the calibration's scores is refused.
     budget : float, optional

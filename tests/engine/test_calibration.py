@@ -299,8 +299,18 @@ def test_default_epsilon_for_accuracy_like_and_other_scores():
     assert default_epsilon([0.7, 0.9, np.nan], 0.3) == EPSILON_UNIT  # scores in [0, 1]
     # a range of 0.02: a tenth of it (0.002) caps half a point
     assert default_epsilon([0.90, 0.92], 0.3) == pytest.approx(0.002)
-    # negative MSE over [-50, -10]: 1 % of the range 40
-    assert default_epsilon([-50.0, -10.0, -20.0], 3.0) == pytest.approx(0.4)
+    # negative MSE over [-50, -10]: 1 % of the best MSE, 10
+    assert default_epsilon([-50.0, -10.0, -20.0], 3.0) == pytest.approx(0.1)
+    # the worst candidates do not move it: one diverged fit at -30,000 (the range rule
+    # gave 300, three times the best MSE)
+    assert default_epsilon([-30000.0, -10.0, -20.0], 3.0) == pytest.approx(0.1)
+    # capped at a tenth of the range: losses of 100.0 and 100.5
+    assert default_epsilon([-100.5, -100.0], 3.0) == pytest.approx(0.05)
+    # scores of both signs (an R² with failed candidates, a log-likelihood above 0):
+    # 1 % of the range
+    assert default_epsilon([-3.0, 0.5, 2.0], 1.0) == pytest.approx(0.05)
+    # a perfect loss of 0 among the scores: not all negative, 1 % of the range
+    assert default_epsilon([-8.0, 0.0], 1.0) == pytest.approx(0.08)
     assert default_epsilon([np.nan], 0.25) == 0.25  # nothing seen: the fallback (σ)
 
 
