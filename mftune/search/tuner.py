@@ -157,9 +157,8 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         1 % of the best score's magnitude for scores that are all negative
         (negated losses: a loss 1 % above the best), else 1 % of the
         calibration's score range; never more than a tenth of that range (0
-        for a deterministic objective); ``None`` asks
-        for the single best (may not end on ties). An ``epsilon`` larger than
-        the range of the calibration's scores is refused.
+        for a deterministic objective); ``None`` asks for the single best (may
+        not end on ties). An ``epsilon`` wider than the scores seen is refused.
     budget : float, optional
         Cap on the summed cost (seconds of fit + score, calibration included).
     max_pulls : int, optional
