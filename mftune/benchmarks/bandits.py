@@ -204,8 +204,9 @@ class TruncatedGaussianBandit(SimulatedBandit):
 def load_instance(path: str | os.PathLike) -> SimulatedBandit:
     """Load a reference instance (JSON with ``theta``, ``costs``, ``xi``, ``gamma``).
 
-    The files in ``shared/data/`` hold the exact instances the IISE authors
-    ran; they are test data and are read by path, never packaged.
+    Such files hold the exact instances the papers' authors ran, converted
+    from their public code (docs/benchmarks.md); they are read by path,
+    never packaged.
 
     Parameters
     ----------

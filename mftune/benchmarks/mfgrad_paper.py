@@ -243,7 +243,7 @@ def decision_time(instance_dir, name="4x5", n_pulls=2000, seed=0) -> dict:
     :meth:`ask` (sub-gradient, learner, tracking) plus its :meth:`tell` (GLR
     test), wall clock (median, mean, 90% quantile) and CPU time (mean: what
     the process used, whatever else runs on the machine). The authors' Python
-    takes about 15 ms per pull on 4x5 (MFGRAD.md §3).
+    takes about 15 ms per pull on 4x5 (a re-run of their code).
     """
     env = _instances(instance_dir, [name])[0].env
     times, cpu, r = [], [], 0

@@ -41,9 +41,10 @@ from ._groups import OUT_FILE, bench, parse_list
                    "--grid-file, then exit.")
 @click.option("--json", "json_out", type=OUT_FILE, default=None,
               help="Write the rows and the per task and method summary as JSON.")
-@click.option("--baseline", type=click.Path(exists=True, dir_okay=False), default=None,
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False), multiple=True,
               help="The --json report of an earlier run: its targets are used, and its rows "
-                   "of the methods not run now join the report.")
+                   "of the methods not run now join the report (repeat for several: e.g. the "
+                   "two reports of a run split over two processes).")
 @click.option("--report", "report", type=click.Path(exists=True, dir_okay=False),
               multiple=True,
               help="Print the table of an earlier --json report (repeat for several: their "
@@ -109,7 +110,11 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
     if grid_file and not Path(grid_file).exists():
         raise click.BadParameter(f"no file {grid_file!r}: compute it with --dense-grid N",
                                  param_hint="--grid-file")
-    targets, kept = _report(baseline, meths, "--baseline") if baseline else ({}, [])
+    targets, kept = {}, []
+    for path in baseline:
+        more, rows = _report(path, meths, "--baseline")
+        targets.update(more)
+        kept += rows
     missing = [(n, s) for n in chosen for s in range(seeds) if (n, s) not in targets]
     if baseline and missing:
         raise click.BadParameter(f"has no target for (task, seed) {missing}",

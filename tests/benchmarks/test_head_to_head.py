@@ -156,6 +156,20 @@ def test_a_baseline_gives_the_targets_and_the_rows_not_run_again(monkeypatch, tm
                                     "--methods", "mftuner", "--baseline", str(path)])
     assert res.exit_code == 2 and "--baseline" in res.output and "('kde', 1)" in res.output
     assert seen == {}
+    # two reports (a run split over two processes): seed 1's target from the second
+    data = json.loads(path.read_text())
+    for r in data["rows"]:
+        r.update(seed=1, target=-1.28)
+    second = tmp_path / "a2.json"
+    second.write_text(json.dumps(data))
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--tasks", "kde", "--seeds", "2",
+                                    "--methods", "mftuner", "--baseline", str(path),
+                                    "--baseline", str(second), "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert seen == {("kde", 0): (["MFTuner"], -1.27), ("kde", 1): (["MFTuner"], -1.28)}
+    rows = json.loads(out.read_text())["rows"]
+    assert sorted((r["seed"], r["method"]) for r in rows if "baseline" in r["detail"]) == [
+        (0, "Optuna TPE"), (0, "SMAC"), (1, "Optuna TPE"), (1, "SMAC")]
 
 
 def test_the_centre_reference_scores_the_space_s_centre_and_is_no_peer():
