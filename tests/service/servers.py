@@ -18,8 +18,8 @@ HERE = Path(__file__).resolve().parent
 OBJECTIVE = [sys.executable, str(HERE / "objective.py")]
 TOKEN = "test-token-0123456789"
 
-#: The synthetic study of the tests (a space file's tables; ~30 pulls, stops by its rule;
-#: with epsilon = 0.02, ~60).
+#: The synthetic study of the tests (a space file's tables; stops by its rule, after about
+#: 100 pulls in waves).
 SPEC = """
 [parameters]
 x = { type = "real", low = 0.0, high = 1.0 }
