@@ -44,7 +44,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -297,15 +297,18 @@ class ScriptEvaluator(Evaluator):
         pad = np.zeros((len(self.fidelity_values), int(n)), dtype=np.int64)
         self.next_repeat = np.hstack([self.next_repeat, pad])
 
-    def run_rows(self, rows, repeats) -> list[ScriptResult]:
+    def run_rows(self, rows, repeats) -> Iterator[ScriptResult]:
         """Run pulls ``(arm, fidelity, pull_id, attempt, position)`` at once, through joblib.
 
         Used by a shared study (:class:`~mftune.study.recording.RecordingEvaluator`)
         for the pulls this worker claimed: in threads (each run is a child
         process), or on a dask cluster under ``joblib.parallel_config(backend="dask")``.
+        Yields each result, in the order of ``rows``, as soon as it and those
+        before it have ended, so the caller records a run before the others end.
         """
         args = [(a, f, pid, att, int(repeats[pos])) for a, f, pid, att, pos in rows]
-        return parallel_map(self._run_args, args, self.n_jobs, prefer="threads")
+        return iter(parallel_map(self._run_args, args, self.n_jobs, prefer="threads",
+                                 lazy=True))
 
     #: :class:`~mftune.study.recording.RecordingEvaluator` may pass stored results (``known=``).
     accepts_known = True

@@ -63,7 +63,8 @@ class RecordingEvaluator:
         worker asks the same batch (same seed, same stored results), the
         batch's rows are inserted once, and each worker claims up to
         ``slots`` pending rows at a time, runs them through
-        ``evaluator.run_rows`` (joblib), and waits for the rows other
+        ``evaluator.run_rows`` (joblib; each row is finished as its run ends,
+        so Ctrl+C keeps those that ended), and waits for the rows other
         workers run. Once every row of the batch has finished, the evaluator
         is handed the whole batch as ``known`` results, so each worker tells
         its policy the same rewards.
@@ -149,16 +150,16 @@ class RecordingEvaluator:
                 claimed = set(store.claim([r.id for r in pending], self.worker))
                 mine = [r for r in pending if r.id in claimed]
                 if mine:
-                    results = self.evaluator.run_rows(
-                        [(r.arm, r.fidelity, r.id, r.attempts + 1, r.pos) for r in mine],
-                        repeats)
-                    with store.transaction():
-                        for row, res in zip(mine, results, strict=True):
-                            store.finish(
-                                row.id, status=res.status, score=res.score,
-                                reward=None if res.score is None else self.sign * res.score,
-                                cost=res.cost, error=res.error, worker=self.worker,
-                                info={"repeat": int(repeats[row.pos])})
+                    results = []
+                    for row, res in zip(mine, self.evaluator.run_rows(
+                            [(r.arm, r.fidelity, r.id, r.attempts + 1, r.pos) for r in mine],
+                            repeats), strict=True):  # each run kept as it ends (Ctrl+C)
+                        store.finish(
+                            row.id, status=res.status, score=res.score,
+                            reward=None if res.score is None else self.sign * res.score,
+                            cost=res.cost, error=res.error, worker=self.worker,
+                            info={"repeat": int(repeats[row.pos])})
+                        results.append(res)
                     self.n_evaluated += len(mine)
                     ever_ok = ever_ok or any(res.status == "done" for res in results)
                     failed += [(row.arm, res.error or res.status)

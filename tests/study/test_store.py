@@ -350,3 +350,37 @@ def test_a_file_written_before_waves_were_recorded_reads_as_having_none(tmp_path
     with StudyStore(path) as store:  # a writer adds the table and can record waves
         assert store.end_wave(1, "surrogate", [], [])["reason"] == "surrogate"
         assert store.propose(0, [[0.5]], [0], [{"x": 0.5}])["first_arm"] == 3
+
+
+class ChunkEvaluator(KeyedEvaluator):
+    """A shared worker's evaluator (``assign``/``run_rows``) whose chunk of runs is
+    interrupted by Ctrl+C after ``finish_first`` of them have ended."""
+
+    def __init__(self, finish_first):
+        super().__init__()
+        self.finish_first = finish_first
+
+    def assign(self, pulls):
+        return np.zeros(len(pulls), dtype=np.int64)
+
+    def run_rows(self, rows, repeats):
+        from mftune.scripts.runner import ScriptResult
+
+        for i, (arm, fidelity, _, _, _) in enumerate(rows):
+            if i == self.finish_first:
+                raise KeyboardInterrupt  # the rest of the chunk was still running
+            yield ScriptResult(float(THETA[fidelity, arm]), 1.0, "done")
+
+
+def test_a_shared_worker_keeps_the_runs_of_its_chunk_that_ended_before_ctrl_c(tmp_path):
+    # a worker with 4 slots claims 4 runs at once; Ctrl+C after 3 have ended keeps
+    # those 3 (each is finished as it ends, not with the whole chunk) and puts the
+    # fourth back for any worker
+    store = make_store(tmp_path / "s.db")
+    rec = RecordingEvaluator(store, ChunkEvaluator(finish_first=3), shared=True, slots=4)
+    with pytest.raises(KeyboardInterrupt):
+        rec.evaluate(Pulls([0, 1, 2, 3, 4], [0, 0, 0, 0, 0]))
+    rec.close()
+    rows = StudyStore(tmp_path / "s.db").rows()
+    assert [r.status for r in rows] == ["done"] * 3 + ["pending"] * 2
+    assert [r.score for r in rows[:3]] == THETA[0, :3].tolist()
