@@ -11,7 +11,7 @@ runs that ended with their certificate (``stopping_reason_ ==
 "never" when the budget ended the search inside an exploring wave), and the
 median objective value of the recommendation.
 
-Run: ``PYTHONPATH=. python benchmarks/wave_endings.py`` (about a minute on one core).
+Run: ``PYTHONPATH=. python benchmarks/wave_endings.py`` (about 10 s on one core).
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ Two surrogates, both scikit-learn estimators (no hand-written regressor):
 
 ``python -m mftune.benchmarks.surrogate_choice`` measured the two on
 synthetic multi-fidelity problems (docs/tuner.md has the command and the
-figures): close to a tie in the median, but the forest is never worse than a
-fixed list where the density ratio is (Hartmann-3), and only the forest
-feeds the stopping test, so it is the default [RECON].
+figures): the density ratio is ahead in the median, the forest is never
+worse than a fixed list where the density ratio is (Hartmann-3), and only
+the forest feeds the stopping test, so it is the default [RECON].
 """
 
 from __future__ import annotations
