@@ -1,12 +1,11 @@
 """The search every face runs: calibrate, build the policy, run the driver, state the result.
 
 :class:`Search` is the one engine behind ``MFTuner.fit``, script studies
-(``mftune tune``/``resume``/``worker``) and the real-task benchmarks. The
-faces differ only in their evaluator (a CV fit in-process, a script in a
-subprocess); the calibration of σ, bias bounds and costs, the algorithm and
-its ``auto`` rule, the between-round updates (measured costs, pooled σ,
-violated bounds grown), the budget, the failed-pull rule, the stopping rule
-(ties included) and the statement of the result are this module's.
+(``mftune tune``/``resume``/``worker``) and the real-task benchmarks. The faces differ only
+in their evaluator (a CV fit in-process, a script in a subprocess); the calibration of σ,
+bias bounds and costs, the algorithm and its ``auto`` rule, the between-round updates
+(measured costs, pooled σ, violated bounds grown), the budget, the failed-pull rule, the
+stopping rule (ties included) and the statement of the result are this module's.
 
 An evaluator the search runs has ``evaluate(pulls) -> Outcomes`` and keeps a
 list ``records`` of :class:`~mftune.study.outcomes.PullRecord` (one per
@@ -595,6 +594,7 @@ class Search:
         waves = getattr(self.policy_, "coverage", None)
         inner = getattr(self.policy_, "inner", self.policy_)  # a wave's policy
         return statement(reason, delta=self.delta, epsilon=self.epsilon_, sigma=self.sigma_,
-                         bias_mode=self.bias_mode_, tie=self.tie_,
+                         bias_mode=self.bias_mode_, tie=self.tie_, failed=sum(
+                             r.status != "done" for r in self.evaluator.records),
                          waves=waves() if waves is not None else None, top_test=getattr(
                              inner, "top_glr", None), proposed=isinstance(self.policy_, PointArms))

@@ -274,7 +274,8 @@ def study_summary(path) -> dict:
                          sigma=np.atleast_1d(in_force["sigma"]),
                          bias_mode=in_force.get("bias_mode", "known"),
                          tie=meta["state"].get("tie"), top_test=in_force.get("top_glr"),
-                         waves=policy.coverage() if hasattr(policy, "coverage") else None)
+                         waves=policy.coverage() if hasattr(policy, "coverage") else None,
+                         failed=out["failed"])
     out.update(status="finished" if reason in ("stopping-rule", "tie", "repeated-splits")
                else "running",
                alive=alive, best=best, statement=text)

@@ -39,7 +39,7 @@ __all__ = ["StudyRecord", "apply_update", "statement"]
 
 def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_mode: str,
               tie: list | None = None, waves: dict | None = None,
-              top_test: str | None = None, proposed: bool = False) -> str:
+              top_test: str | None = None, proposed: bool = False, failed: int = 0) -> str:
     """The one guarantee statement of a search (or study) that ended for ``reason``.
 
     Parameters
@@ -67,8 +67,13 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
     proposed : bool, default=False
         A Gaussian-process policy, which proposes its configurations and has
         no stopping rule.
+    failed : int, default=0
+        Failed pulls among those the search was told: each was told a stand-in
+        score, a numeric ``error_score`` or else the lowest score seen
+        (:func:`~mftune.study.outcomes.stand_in_rewards`), so the certificate
+        is about the means with those stand-ins.
     """
-    assumed = _assumptions(sigma, bias_mode, top_test)
+    assumed = _assumptions(sigma, bias_mode, top_test, failed)
     if reason == "stopping-rule" and waves is not None:
         return _waves_statement(delta, epsilon, assumed, waves)
     if reason == "stopping-rule":
@@ -98,13 +103,17 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
             + tail)
 
 
-def _assumptions(sigma, bias_mode: str, top_test: str | None) -> str:
-    """What a certificate assumes: the noise, the bias bounds and the top phase's test."""
+def _assumptions(sigma, bias_mode: str, top_test: str | None, failed: int = 0) -> str:
+    """What a certificate assumes: the noise, the bias bounds, the top phase's test and
+    the failed pulls' stand-in scores."""
     text = (f"sub-Gaussian pulls with sigma per fidelity "
             f"{np.round(np.asarray(sigma, float), 4).tolist()}, bias bounds {bias_mode}")
     if top_test == "paired-t":
         text += ("; at the top fidelity paired t-tests, which assume the candidates' "
                  "split-by-split differences Gaussian and independent across splits")
+    if failed:
+        text += (f"; {failed} failed pull(s) scored as error_score or else the lowest "
+                 "score seen, so a candidate's failures count against it")
     return text
 
 

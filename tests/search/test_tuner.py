@@ -282,6 +282,15 @@ def test_failures_are_recorded_and_never_recommended(data):
                 error_score="raise", random_state=1).fit(X, y)
 
 
+def test_a_certificate_with_failed_pulls_says_how_they_were_scored(data):
+    X, y = data
+    t = MFTuner(Flaky(), {"c": Real(0.0, 1.0)}, n_candidates=8, cv=3, epsilon=0.05,
+                adaptive=False, random_state=1).fit(X, y)
+    n_failed = int(np.sum(np.array(t.pulls_["status"]) == "failed"))
+    assert t.stopping_reason_ == "stopping-rule" and n_failed > 0
+    assert f"{n_failed} failed pull(s) scored as error_score" in t.guarantee_
+
+
 class Sleepy(ClassifierMixin, BaseEstimator):
     """Sleeps ``delay`` seconds in fit."""
 

@@ -19,3 +19,16 @@ def test_other_ends_make_no_claim():
     for reason in ("budget", "max-pulls", "repeated-splits"):
         assert statement(reason, epsilon=0.01, **KW).startswith("no confidence statement")
     assert "splits" in statement("repeated-splits", epsilon=0.01, **KW)
+
+
+def test_a_certificate_says_how_failed_pulls_were_scored():
+    # a failed pull is told a stand-in score: the certificate is about means that
+    # include it, and says so (only when some pull failed, and only when it certifies)
+    clean = statement("stopping-rule", epsilon=0.01, **KW)
+    assert "failed" not in clean
+    text = statement("stopping-rule", epsilon=0.01, failed=3, **KW)
+    assert "3 failed pull(s) scored as error_score or else the lowest score seen" in text
+    waves = {"n_candidates": 8, "n_waves": 2, "finished": "surrogate"}
+    assert "2 failed pull(s)" in statement("stopping-rule", epsilon=0.01, failed=2,
+                                           waves=waves, **KW)
+    assert "failed" not in statement("budget", epsilon=0.01, failed=3, **KW)
