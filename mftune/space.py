@@ -146,6 +146,9 @@ class Integer(Dimension):
         if int(low) != low or int(high) != high:
             raise ValueError(f"{name or 'Integer'}: low and high must be integers; "
                              f"got {low!r}, {high!r}")
+        if max(abs(int(low)), abs(int(high))) > 2**53:
+            raise ValueError(f"{name or 'Integer'}: low and high must lie within ±2**53 "
+                             f"(= {2**53}; values are encoded as floats); got {low!r}, {high!r}")
         self.low, self.high = int(low), int(high)
         # Encode over [low - 0.5, high + 0.5] so every integer owns an equal share.
         self._real = Real(self.low - 0.5 if not log else max(self.low - 0.5, self.low / 2),
@@ -371,7 +374,10 @@ class Space:
         for sub in self.subspaces:
             names = sorted(sub)
             axes = [sub[k].values() for k in names]
-            if any(a is None for a in axes) or math.prod(len(a) for a in axes) > limit:
+            # a range's size without len(), which overflows past 2**63 values
+            if any(a is None for a in axes) or math.prod(
+                    (a.stop - a.start) // a.step if isinstance(a, range) else len(a)
+                    for a in axes) > limit:
                 return None
             for combo in itertools.product(*axes):
                 cfg = dict(zip(names, combo, strict=True))

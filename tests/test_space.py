@@ -98,3 +98,13 @@ def test_check_names_lists_unknown():
     space = Space({"svc__C": Real(1, 2), "svc__bogus": [1, 2]})
     with pytest.raises(ValueError, match="svc__bogus"):
         space.check_names({"svc__C", "svc__gamma"})
+
+
+def test_integer_bounds_beyond_float_precision_are_refused_by_name():
+    # values are encoded as floats: past 2**53 sampling could not be exact (2**64 came
+    # back negative through an int64 overflow)
+    with pytest.raises(ValueError, match=r"seed: low and high must lie within ±2\*\*53"):
+        Space({"seed": Integer(0, 2**64)})
+    draws = Space({"seed": Integer(0, 2**53)}).sample(20, 0)
+    assert all(0 <= d["seed"] <= 2**53 and isinstance(d["seed"], int) for d in draws)
+    assert len({d["seed"] for d in draws}) == 20

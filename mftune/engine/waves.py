@@ -32,7 +32,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..policies import registry as algorithms
-from ..policies.base import ArmStats, Policy, Pulls
+from ..policies.base import ArmStats, Policy, Pulls, outstanding
 from .final_wave import final_wave_cost
 from .results_log import ResultsLog
 from .surrogate import SURROGATES, propose
@@ -335,9 +335,8 @@ class Waves:
         if costs is None:
             costs = self.nominal_costs()[pulls.fidelities]
         costs = np.asarray(costs, dtype=float).reshape(-1)
-        idx = (pulls.fidelities, pulls.arms)
-        if np.any(self.pending[idx] <= 0):
-            raise ValueError("tell() received a pull that was not asked (or was told twice)")
+        idx = outstanding(self.pending, pulls, "tell() received a pull that was not asked "
+                                               "(or was told twice)")
         np.subtract.at(self.pending, idx, 1)
         self.stats.add(pulls.arms, pulls.fidelities, rewards, costs)
         self.log_.add(pulls.arms, pulls.fidelities, rewards)
@@ -353,10 +352,8 @@ class Waves:
 
     def cancel(self, pulls: Pulls) -> None:
         """Forget outstanding pulls that will not run."""
-        idx = (pulls.fidelities, pulls.arms)
-        if np.any(self.pending[idx] <= 0):
-            raise ValueError("cancel() received a pull that is not outstanding")
-        np.subtract.at(self.pending, idx, 1)
+        np.subtract.at(self.pending, outstanding(
+            self.pending, pulls, "cancel() received a pull that is not outstanding"), 1)
         self.inner.cancel(Pulls(self._local[pulls.arms], pulls.fidelities))
 
     def add_evidence(self, arms, fidelities, rewards) -> None:

@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validation import check_batch_size
 
-__all__ = ["ArmStats", "Policy", "PolicySummary", "Pulls", "leader", "ranking"]
+__all__ = ["ArmStats", "Policy", "PolicySummary", "Pulls", "leader", "outstanding", "ranking"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,11 @@ class Pulls:
     points: np.ndarray | None = None
 
     def __post_init__(self):
+        for name in ("arms", "fidelities"):
+            given = np.asarray(getattr(self, name))
+            if given.dtype.kind not in "biu" and given.size and not np.all(
+                    np.mod(given.astype(float), 1) == 0):
+                raise ValueError(f"{name} must be integer indices; got {given.tolist()}")
         arms = np.asarray(self.arms, dtype=np.int64).reshape(-1)
         fids = np.asarray(self.fidelities, dtype=np.int64).reshape(-1)
         if fids.size == 1 and arms.size != 1:
@@ -219,6 +224,26 @@ class PolicySummary:
         }
 
 
+def outstanding(pending: np.ndarray, pulls: Pulls, message: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(fidelities, arms)`` of ``pulls``, once each is known to be outstanding in
+    ``pending`` (M, K) as many times as it is given; else ValueError with ``message``.
+    Indices out of range are refused by name."""
+    M, K = pending.shape
+    f, a = pulls.fidelities, pulls.arms
+    if np.any((a < 0) | (a >= K)) or np.any((f < 0) | (f >= M)):
+        raise ValueError(f"pulls must have arms in 0..{K - 1} and fidelities in "
+                         f"0..{M - 1}; got arms {a.tolist()}, fidelities {f.tolist()}")
+    if len(pulls) > 1:  # a pull given twice in one call must be outstanding twice
+        given = np.zeros_like(pending)
+        np.add.at(given, (f, a), 1)
+        short = np.any(given > pending)
+    else:
+        short = np.any(pending[f, a] <= 0)
+    if short:
+        raise ValueError(message)
+    return f, a
+
+
 class Policy(ABC):
     """Base class of finite-arm multi-fidelity policies.
 
@@ -300,19 +325,17 @@ class Policy(ABC):
         costs = np.asarray(costs, dtype=float).reshape(-1)
         if costs.size != len(pulls):
             raise ValueError(f"costs must have one entry per pull ({len(pulls)}); got {costs.size}")
-        idx = (pulls.fidelities, pulls.arms)
-        if np.any(self.pending[idx] <= 0):
-            raise ValueError("tell() received a pull that was not asked (or was told twice)")
+        idx = outstanding(self.pending, pulls, "tell() received a pull that was not asked "
+                                               "(or was told twice)")
         np.subtract.at(self.pending, idx, 1)
         self.stats.add(pulls.arms, pulls.fidelities, rewards, costs)
         self._after_tell(pulls, rewards, costs)
 
     def cancel(self, pulls: Pulls) -> None:
         """Forget outstanding pulls that will not be run (they may be asked again)."""
-        idx = (pulls.fidelities, pulls.arms)
-        if np.any(self.pending[idx] <= 0):
-            raise ValueError("cancel() received a pull that is not outstanding")
-        np.subtract.at(self.pending, idx, 1)
+        np.subtract.at(self.pending, outstanding(
+            self.pending, pulls, "cancel() received a pull that is not outstanding"), 1)
+
 
     @property
     @abstractmethod

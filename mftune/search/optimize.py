@@ -82,15 +82,18 @@ class _FunctionEvaluator(Evaluator):
     def evaluate(self, pulls: Pulls) -> Outcomes:
         configs = self.space.from_unit(pulls.points)
         fids = pulls.fidelities.tolist()
-        done = parallel_map(_call, [(self.func, c, self.fidelities[m])
-                                    for c, m in zip(configs, fids, strict=True)], self.n_jobs)
-        status = []
-        for config, m, (value, error, seconds) in zip(configs, fids, done, strict=True):
+        ran = parallel_map(_call, [(self.func, c, self.fidelities[m])
+                                   for c, m in zip(configs, fids, strict=True)], self.n_jobs,
+                           lazy=True)
+        status, done = [], []
+        # each evaluation is kept as it ends: Ctrl+C in a batch keeps those that finished
+        for config, m, (value, error, seconds) in zip(configs, fids, ran, strict=True):
             rec = {"config": config, "fidelity": self.fidelities[m], "fidelity_index": m,
                    "value": value, "cost": float(self.costs[m]), "seconds": seconds,
                    "status": "done" if error is None else "failed", "error": error}
             self.records.append(rec)
             status.append(rec["status"])
+            done.append((value, error, seconds))
             if self.callback is not None and self.callback(dict(rec)) is True:
                 self.stop = True
         rewards = self.sign * np.array([v for v, _, _ in done], dtype=float)
@@ -104,6 +107,8 @@ class _FunctionEvaluator(Evaluator):
 
 
 def _check_fidelities(fidelities, costs) -> tuple[list, np.ndarray]:
+    if isinstance(fidelities, np.ndarray) and fidelities.ndim == 1:
+        fidelities = fidelities.tolist()  # an array-like of levels, as scipy takes them
     if isinstance(fidelities, (str, bytes)) or not isinstance(fidelities, Sequence):
         raise ValueError(f"fidelities must be a non-empty sequence (cheapest first); "
                          f"got {fidelities!r}")

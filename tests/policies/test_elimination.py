@@ -526,3 +526,25 @@ def test_a_tie_at_the_fidelity_reached_goes_to_the_better_one_below():
     assert leader(np.array([0.6, 0.6 + 1e-15]), np.array([[0.7, 0.5]])) == 0
     assert leader(np.array([0.6, 0.6]), np.array([[0.5, 0.5], [0.2, 0.2]])) == 0
     assert leader(np.array([0.6, 0.6]), np.array([[-np.inf, 0.1]])) == 1
+
+
+def test_tell_refuses_a_pull_given_twice_in_one_call_and_indices_outside_the_policy():
+    # a pull asked once and told twice in the same call would count its reward twice
+    # and leave a negative pending count; negative or fractional ids would be remapped
+    # by numpy's indexing: each is refused, and the policy is left as it was
+    pol = IISE(5, [1.0, 2.0, 4.0], [0.1, 0.05, 0.0], 0.1, variance_proxy=0.01)
+    pol.ask()
+    before = (pol.pending.copy(), pol.stats.counts.copy())
+    with pytest.raises(ValueError, match="not asked"):
+        pol.tell(Pulls([0, 0], [0, 0]), [0.5, 0.5])
+    with pytest.raises(ValueError, match=r"arms in 0\.\.4 and fidelities in 0\.\.2"):
+        pol.tell(Pulls([-1], [0]), [0.5])
+    with pytest.raises(ValueError, match=r"arms in 0\.\.4"):
+        pol.tell(Pulls([9], [0]), [0.5])
+    with pytest.raises(ValueError, match="arms must be integer indices"):
+        Pulls([1.7], [0])
+    with pytest.raises(ValueError, match="not outstanding"):
+        pol.cancel(Pulls([1, 1], [0, 0]))
+    assert np.array_equal(pol.pending, before[0]) and np.array_equal(pol.stats.counts, before[1])
+    pol.tell(Pulls([0, 1], [0, 0]), [0.5, 0.4])  # distinct outstanding pulls: accepted
+    assert pol.stats.counts[0, :2].tolist() == [1, 1]

@@ -207,3 +207,20 @@ def test_the_example_runs(capsys):
     out = capsys.readouterr().out
     assert "stopped: budget" in out
     assert float(out.split("CV accuracy ")[1].split(";")[0]) > 0.95
+
+
+def test_ctrl_c_inside_a_batch_keeps_the_evaluations_that_finished():
+    # the initial design is one batch: Ctrl+C in its 4th evaluation keeps the 3 before it
+    calls = []
+
+    def interrupted(config, fidelity):
+        calls.append(fidelity)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return currin(config, fidelity)
+
+    res = maximize(interrupted, UNIT2, fidelities=np.array([1, 10]), budget=250,
+                   random_state=0)
+    assert res.stopping_reason == "interrupted"
+    assert res.nfev == 3 and len(res.history) == 3  # an array of fidelities is accepted
+    assert all(r["status"] == "done" for r in res.history)
