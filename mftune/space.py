@@ -184,13 +184,21 @@ class Categorical(Dimension):
     """A finite set of choices (any Python values)."""
 
     def __init__(self, choices: Sequence, name: str = ""):
+        if isinstance(choices, str | bytes):  # list("abc") would be three choices
+            raise ValueError(f"{name or 'Categorical'}: choices must be a list of values, not "
+                             f"a string; got {choices!r} (write [{choices!r}] for one choice)")
         self.choices, self.name = list(choices), name
         self._validate_now(name)
 
     def validate(self, name: str = "") -> None:
-        """Check there is at least one choice, naming the parameter (run by :class:`Space`)."""
+        """Check there is at least one choice, each once, naming the parameter (run by
+        :class:`Space`)."""
+        label = name or self.name or "Categorical"
         if not self.choices:
-            raise ValueError(f"{name or self.name or 'Categorical'}: choices must not be empty")
+            raise ValueError(f"{label}: choices must not be empty")
+        for i, c in enumerate(self.choices):
+            if self._index(c) != i:  # the encoding would give a repeated value a larger share
+                raise ValueError(f"{label}: choices must be distinct; {c!r} is given twice")
 
     def _index(self, value) -> int:
         for i, c in enumerate(self.choices):
@@ -398,6 +406,9 @@ class Space:
 
     def grid(self, n_points: int = 5) -> list[dict]:
         """The full grid: every categorical choice and ``n_points`` values per numeric dimension."""
+        if isinstance(n_points, bool) or not isinstance(n_points, int | np.integer) \
+                or n_points < 1:
+            raise ValueError(f"n_points must be an integer >= 1; got {n_points!r}")
         out = []
         for sub in self.subspaces:
             names = sorted(sub)

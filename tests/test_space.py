@@ -108,3 +108,15 @@ def test_integer_bounds_beyond_float_precision_are_refused_by_name():
     draws = Space({"seed": Integer(0, 2**53)}).sample(20, 0)
     assert all(0 <= d["seed"] <= 2**53 and isinstance(d["seed"], int) for d in draws)
     assert len({d["seed"] for d in draws}) == 20
+
+
+def test_categorical_choices_are_a_list_of_distinct_values_and_grids_have_points():
+    with pytest.raises(ValueError, match="not a string"):
+        Categorical("abc")  # list("abc") would be three choices
+    with pytest.raises(ValueError, match="kernel: choices must be distinct; 'x' is given twice"):
+        Space({"kernel": Categorical(["x", "x", "y"])})
+    # values of different types are different choices (1, 1.0 and True), as is nan
+    space = Space({"c": Categorical([1, 1.0, True, float("nan")])})
+    assert len(space.sample(4, 0)) == 4
+    with pytest.raises(ValueError, match="n_points must be an integer >= 1; got 0"):
+        Space({"a": Real(0.0, 1.0)}).grid(0)

@@ -38,7 +38,7 @@ import numpy as np
 from joblib import effective_n_jobs
 from scipy.optimize import OptimizeResult
 
-from .._validation import check_costs, check_positive
+from .._validation import check_batch_size, check_costs, check_positive
 from ..engine.driver import Evaluator, Outcomes, parallel_map, run
 from ..policies import POINT_POLICIES
 from ..policies.base import Pulls
@@ -122,6 +122,9 @@ def _check_fidelities(fidelities, costs) -> tuple[list, np.ndarray]:
                 "costs must be given when fidelities are not positive numbers (the default "
                 f"charges each fidelity its value); got fidelities={fids!r}")
         costs = np.asarray(fids, dtype=float)
+        if np.any(np.diff(costs) <= 0):
+            raise ValueError("fidelities must be strictly increasing (cheapest first) when "
+                             f"costs are not given (each is charged its value); got {fids!r}")
         costs = costs / costs[0]
     return fids, check_costs(costs, "costs", len(fids))
 
@@ -232,6 +235,18 @@ def maximize(func: Callable[[dict, object], float], space, fidelities, *, costs=
                          "(the GP policies have no stopping rule of their own)")
     if budget is not None:
         budget = check_positive(budget, "budget")
+    if max_evals is not None:
+        max_evals = check_batch_size(max_evals, "max_evals")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(
+            n_jobs, int | np.integer) or n_jobs == 0):
+        raise ValueError(f"n_jobs must be a non-zero integer (-1: every core) or None; "
+                         f"got {n_jobs!r}")
+    if not isinstance(random_state, np.random.RandomState):
+        try:  # what the policies will make of it: an int seed, a Generator or None
+            np.random.default_rng(random_state)
+        except (TypeError, ValueError):
+            raise ValueError("random_state must be None, a non-negative int, a numpy "
+                             f"Generator or RandomState; got {random_state!r}") from None
     space = Space(space)
     if space.is_conditional:
         raise ValueError("space must be a single dict of dimensions; the unit-cube policies "

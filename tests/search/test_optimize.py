@@ -192,6 +192,13 @@ def test_time_budget_stops_the_run():
     ({"method_params": {"colour": 1}}, "method_params not accepted by method='mf-gp-ucb'"),
     ({"space": [{"a": Real(0, 1)}, {"b": Real(0, 1)}]}, "space must be a single dict"),
     ({"func": 3}, "func must be callable"),
+    ({"random_state": "abc"}, "random_state must be None, a non-negative int"),
+    ({"random_state": -1}, "random_state must be None, a non-negative int"),
+    ({"max_evals": 0}, "max_evals must be an integer >= 1"),
+    ({"max_evals": 2.5}, "max_evals must be an integer >= 1"),
+    ({"n_jobs": 1.5}, "n_jobs must be a non-zero integer"),
+    ({"n_jobs": 0}, "n_jobs must be a non-zero integer"),
+    ({"fidelities": [10, 1]}, r"fidelities must be strictly increasing \(cheapest first\)"),
     ({"callback": "print"}, "callback must be callable"),
 ])
 def test_invalid_arguments_name_the_argument(kwargs, match):
