@@ -209,7 +209,10 @@ def build_space(parameters: dict, ctx: _Ctx | None = None) -> Space:
                     isinstance(c, (str, int, float, bool)) for c in choices):
                 raise ctx.error(f"{key}.choices", "must be a non-empty list of strings, "
                                 f"numbers or booleans; got {choices!r}")
-            dims[name] = Categorical(choices, name)
+            try:
+                dims[name] = Categorical(choices, name)
+            except ValueError as exc:  # e.g. a choice given twice
+                raise ctx.error(f"{key}.choices", str(exc).split(": ", 1)[-1]) from None
             continue
         _unknown(p, {"type", "low", "high", "log"}, key, ctx)
         for bound in ("low", "high"):

@@ -342,7 +342,10 @@ BAD_FILES = {
                           r"parameters\.c\.choices: must be a non-empty list of strings"),
     "list as objective name": (X_SPACE + '[objective]\nname = [1, 2]\n',
                                r"objective\.name: must be a non-empty string"),
-    "one configuration": ('[parameters]\nc = { type = "categorical", choices = ["a", "a"] }\n'
+    "repeated choice": ('[parameters]\nc = { type = "categorical", choices = ["a", "a"] }\n'
+                        '[fidelity]\nname = "n"\nvalues = [1, 2]\n',
+                        r"parameters\.c\.choices: choices must be distinct; 'a' is given twice"),
+    "one configuration": ('[parameters]\nc = { type = "categorical", choices = ["a"] }\n'
                           '[fidelity]\nname = "n"\nvalues = [1, 2]\n',
                           r"parameters: the space holds 1 distinct configuration; a search "
                           r"needs at least 2"),
