@@ -29,6 +29,7 @@ the run and returns what is finished.
 
 from __future__ import annotations
 
+import numbers
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -58,7 +59,11 @@ def _call(func, config: dict, fidelity) -> tuple[float, str | None, float]:
     (except KeyboardInterrupt), so a failing configuration cannot end the run."""
     start = time.perf_counter()
     try:
-        value = float(func(dict(config), fidelity))
+        out = func(dict(config), fidelity)
+        if isinstance(out, bool | np.bool_) or not isinstance(out, numbers.Real) and not (
+                isinstance(out, np.ndarray) and out.shape == () and out.dtype.kind in "iuf"):
+            raise TypeError(f"the function must return a real number; it returned {out!r}")
+        value = float(out)
         if not np.isfinite(value):
             raise ValueError(f"the function returned {value!r}")
         return value, None, time.perf_counter() - start
@@ -142,7 +147,9 @@ def maximize(func: Callable[[dict, object], float], space, fidelities, *, costs=
     func : callable
         ``func(config, fidelity) -> float``: the value (higher is better) of
         the configuration ``config`` (a dict, one entry per dimension of
-        ``space``) at ``fidelity`` (one of ``fidelities``).
+        ``space``) at ``fidelity`` (one of ``fidelities``). A value that is
+        not a finite real number (a string, a bool, an array, nan) or an
+        exception is a failed evaluation, recorded with its reason.
     space : Space or dict
         The search space (:class:`~mftune.space.Space`, or the dict that
         builds one); a single dict space (no conditional lists).

@@ -231,3 +231,16 @@ def test_ctrl_c_inside_a_batch_keeps_the_evaluations_that_finished():
     assert res.stopping_reason == "interrupted"
     assert res.nfev == 3 and len(res.history) == 3  # an array of fidelities is accepted
     assert all(r["status"] == "done" for r in res.history)
+
+
+@pytest.mark.parametrize("value", ["0.5", True, np.array([1.0])])
+def test_a_value_that_is_not_a_real_number_is_a_failed_evaluation(value):
+    # a string, a bool or an array is not taken as a number (float() would have): each
+    # evaluation fails with the reason, and a design where all fail raises with it
+    with pytest.raises(ValueError, match="must return a real number; it returned"):
+        maximize(lambda c, n: value, UNIT2, fidelities=[1, 10], budget=100, random_state=0)
+    res = maximize(lambda c, n: np.float32(c["a"]) if c["a"] > 0.2 else "bad", UNIT2,
+                   fidelities=[1, 10], budget=100, random_state=0)
+    failed = [r for r in res.history if r["status"] == "failed"]
+    assert failed and all("must return a real number" in r["error"] for r in failed)
+    assert res.success and res.fun > 0.2
