@@ -15,6 +15,7 @@ __all__ = [
     "check_bias",
     "check_costs",
     "check_delta",
+    "check_n_jobs",
     "check_positive",
     "check_probability",
     "check_theta",
@@ -81,6 +82,15 @@ def check_batch_size(value, name: str = "batch_size") -> int:
             or value < 1):
         raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
     return int(value)
+
+
+def check_n_jobs(value, name: str = "n_jobs"):
+    """Check a joblib worker count: None or a non-zero integer (-1: every core)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(
+            value, numbers.Integral | np.integer) or value == 0):
+        raise ValueError(f"{name} must be None or a non-zero integer (-1: every core); "
+                         f"got {value!r}")
+    return value
 
 
 def check_variance_proxy(value, n_fidelities: int) -> tuple[float, np.ndarray | None]:

@@ -382,10 +382,7 @@ class Space:
         for sub in self.subspaces:
             names = sorted(sub)
             axes = [sub[k].values() for k in names]
-            # a range's size without len(), which overflows past 2**63 values
-            if any(a is None for a in axes) or math.prod(
-                    (a.stop - a.start) // a.step if isinstance(a, range) else len(a)
-                    for a in axes) > limit:
+            if any(a is None for a in axes) or math.prod(len(a) for a in axes) > limit:
                 return None
             for combo in itertools.product(*axes):
                 cfg = dict(zip(names, combo, strict=True))
@@ -406,8 +403,8 @@ class Space:
 
     def grid(self, n_points: int = 5) -> list[dict]:
         """The full grid: every categorical choice and ``n_points`` values per numeric dimension."""
-        if isinstance(n_points, bool) or not isinstance(n_points, int | np.integer) \
-                or n_points < 1:
+        if isinstance(n_points, bool) or not isinstance(n_points, numbers.Integral) \
+                or n_points < 1:  # (space sits beside _validation: no import of it)
             raise ValueError(f"n_points must be an integer >= 1; got {n_points!r}")
         out = []
         for sub in self.subspaces:

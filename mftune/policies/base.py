@@ -336,7 +336,6 @@ class Policy(ABC):
         np.subtract.at(self.pending, outstanding(
             self.pending, pulls, "cancel() received a pull that is not outstanding"), 1)
 
-
     @property
     @abstractmethod
     def done(self) -> bool:

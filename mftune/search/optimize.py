@@ -39,7 +39,7 @@ import numpy as np
 from joblib import effective_n_jobs
 from scipy.optimize import OptimizeResult
 
-from .._validation import check_batch_size, check_costs, check_positive
+from .._validation import check_batch_size, check_costs, check_n_jobs, check_positive
 from ..engine.driver import Evaluator, Outcomes, parallel_map, run
 from ..policies import POINT_POLICIES
 from ..policies.base import Pulls
@@ -60,8 +60,9 @@ def _call(func, config: dict, fidelity) -> tuple[float, str | None, float]:
     start = time.perf_counter()
     try:
         out = func(dict(config), fidelity)
-        if isinstance(out, bool | np.bool_) or not isinstance(out, numbers.Real) and not (
-                isinstance(out, np.ndarray) and out.shape == () and out.dtype.kind in "iuf"):
+        # a number: Python's or numpy's (a 0-d array too), not a bool, string or array
+        if np.ndim(out) or isinstance(out, bool | np.bool_) or not (
+                isinstance(out, numbers.Real) or np.asarray(out).dtype.kind in "iuf"):
             raise TypeError(f"the function must return a real number; it returned {out!r}")
         value = float(out)
         if not np.isfinite(value):
@@ -244,10 +245,7 @@ def maximize(func: Callable[[dict, object], float], space, fidelities, *, costs=
         budget = check_positive(budget, "budget")
     if max_evals is not None:
         max_evals = check_batch_size(max_evals, "max_evals")
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(
-            n_jobs, int | np.integer) or n_jobs == 0):
-        raise ValueError(f"n_jobs must be a non-zero integer (-1: every core) or None; "
-                         f"got {n_jobs!r}")
+    check_n_jobs(n_jobs)
     if not isinstance(random_state, np.random.RandomState):
         try:  # what the policies will make of it: an int seed, a Generator or None
             np.random.default_rng(random_state)

@@ -8,6 +8,7 @@ import os
 import numpy as np
 from sklearn.metrics import check_scoring
 
+from .._validation import check_n_jobs
 from ..policies import registry as algorithms
 from .continuation import check_option
 
@@ -115,8 +116,7 @@ def check_params(self) -> None:  # noqa: C901 - one flat list of checks
                                              and not isinstance(self.error_score, bool))):
         raise ValueError(f"error_score must be 'raise' or a number; "
                          f"got {self.error_score!r}")
-    if self.n_jobs is not None and (not _is_int(self.n_jobs) or self.n_jobs == 0):
-        raise ValueError(f"n_jobs must be None or a non-zero integer; got {self.n_jobs!r}")
+    check_n_jobs(self.n_jobs)
     if not (self.random_state is None or _is_int(self.random_state)
             or isinstance(self.random_state, np.random.RandomState)):
         raise ValueError(f"random_state must be None, an integer or a RandomState; "

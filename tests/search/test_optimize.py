@@ -196,8 +196,8 @@ def test_time_budget_stops_the_run():
     ({"random_state": -1}, "random_state must be None, a non-negative int"),
     ({"max_evals": 0}, "max_evals must be an integer >= 1"),
     ({"max_evals": 2.5}, "max_evals must be an integer >= 1"),
-    ({"n_jobs": 1.5}, "n_jobs must be a non-zero integer"),
-    ({"n_jobs": 0}, "n_jobs must be a non-zero integer"),
+    ({"n_jobs": 1.5}, "n_jobs must be None or a non-zero integer"),
+    ({"n_jobs": 0}, "n_jobs must be None or a non-zero integer"),
     ({"fidelities": [10, 1]}, r"fidelities must be strictly increasing \(cheapest first\)"),
     ({"callback": "print"}, "callback must be callable"),
 ])
