@@ -281,6 +281,11 @@ class Policy(ABC):
     #: Pulls per batch that :meth:`ask` aims for when called without ``n``.
     batch_size: int = 1
 
+    #: Closed interval ``(low, high)`` every reward must lie in, for policies whose
+    #: confidence radii assume bounded rewards (LUCB, UGapE, MF-UCB with Hoeffding's
+    #: ψ); ``None``: any finite reward. :meth:`tell` refuses a reward outside it.
+    reward_range: tuple[float, float] | None = None
+
     # -- protocol -------------------------------------------------------------
     def ask(self, n: int | None = None) -> Pulls:
         """Return the next batch of pulls (empty when done or waiting on results).
@@ -309,9 +314,16 @@ class Policy(ABC):
         pulls : Pulls
             Pulls previously returned by :meth:`ask` (any subset, any order).
         rewards : array-like of float, shape (n,)
-            One reward per pull (higher is better).
+            One reward per pull (higher is better); within
+            :attr:`reward_range` when the policy has one.
         costs : array-like of float, shape (n,), optional
             Measured cost of each pull; defaults to the policy's nominal cost.
+
+        Raises
+        ------
+        ValueError
+            On a reward that is not finite or outside :attr:`reward_range`,
+            or a pull that is not outstanding; nothing is recorded then.
         """
         rewards = np.asarray(rewards, dtype=float).reshape(-1)
         if rewards.size != len(pulls):
@@ -320,6 +332,7 @@ class Policy(ABC):
             )
         if not np.all(np.isfinite(rewards)):
             raise ValueError("rewards must be finite; record failures with a finite error score")
+        self._check_reward_range(rewards)
         if costs is None:
             costs = self.nominal_costs()[pulls.fidelities]
         costs = np.asarray(costs, dtype=float).reshape(-1)
@@ -330,6 +343,17 @@ class Policy(ABC):
         np.subtract.at(self.pending, idx, 1)
         self.stats.add(pulls.arms, pulls.fidelities, rewards, costs)
         self._after_tell(pulls, rewards, costs)
+
+    def _check_reward_range(self, rewards: np.ndarray) -> None:
+        """ValueError naming ``rewards`` if one lies outside :attr:`reward_range`."""
+        if self.reward_range is None:
+            return
+        low, high = self.reward_range
+        out = (rewards < low) | (rewards > high)
+        if np.any(out):
+            raise ValueError(
+                f"rewards must lie in [{low:g}, {high:g}] for {type(self).__name__} (its "
+                f"confidence radii assume it); got {np.asarray(rewards)[out].tolist()}")
 
     def cancel(self, pulls: Pulls) -> None:
         """Forget outstanding pulls that will not be run (they may be asked again)."""

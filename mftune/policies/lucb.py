@@ -312,7 +312,11 @@ class MultiFidelityLUCB(Policy):
     ties : {"index", "random"}, default="index"
         How equal upper bounds are ordered (see module docstring).
     clip : bool, default=True
-        Clip ``UCB <= 1`` and ``LCB >= 0`` (rewards in [0, 1]).
+        Clip ``UCB <= 1`` and ``LCB >= 0``: rewards in [0, 1], and :meth:`tell`
+        refuses others (:attr:`reward_range`). ``False``: any real reward,
+        for rewards already rescaled to the radius' units (sub-Gaussian with
+        σ in place of 1/2: :class:`~mftune.policies.adapters.ScoreLUCB`, the
+        Gaussian instances of :mod:`mftune.benchmarks.lower_bound`).
     fucb_bonus : float, default=1.0
         Multiplier of EXPLORE-A's exploration term ``sqrt(2 log N_k / (λ N^(m)_k))``;
         1 is the paper's f-UCB (other values are for diagnostics, and for the
@@ -357,6 +361,7 @@ class MultiFidelityLUCB(Policy):
             raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
         self.ties = ties
         self.clip = bool(clip)
+        self.reward_range = (0.0, 1.0) if self.clip else None
         self.fucb_bonus = check_positive(fucb_bonus, "fucb_bonus", strict=False)
         self.commit_factor = check_positive(commit_factor, "commit_factor")
         self.batch_size = check_batch_size(batch_size)

@@ -71,7 +71,9 @@ class MFUCB(Policy):
     rho : float, default=2.0
         Exploration parameter ρ (> 0) [RECON default, see module docstring].
     psi : {"sub-gaussian", "hoeffding"}, default="sub-gaussian"
-        Concentration law of the rewards.
+        Concentration law of the rewards: σ-sub-Gaussian (any real reward)
+        or Hoeffding's for rewards in ``[0, 1]`` (:meth:`tell` then refuses
+        others).
     sigma : float, default=1.0
         Sub-Gaussian scale σ (ignored for Hoeffding).
     budget : float, optional
@@ -100,6 +102,7 @@ class MFUCB(Policy):
         if psi not in PSI_KINDS:
             raise ValueError(f"psi must be one of {PSI_KINDS}; got {psi!r}")
         self.psi = psi
+        self.reward_range = (0.0, 1.0) if psi == "hoeffding" else None
         self.sigma = check_positive(sigma, "sigma")
         self.budget = None if budget is None else check_positive(budget, "budget")
         self.gamma_ = mf_ucb_gamma(costs, self.zeta, psi, self.sigma)
@@ -246,9 +249,12 @@ class MFUCB(Policy):
             raise ValueError("give the policy a budget or pass max_plays")
         st = self.stats
         plays = 0
+        low, high = self.reward_range or (-np.inf, np.inf)
         while not self.done and (max_plays is None or plays < max_plays):
             a, m = self._decide()
             r = float(env.pull(np.array([a]), np.array([m]), rng)[0])
+            if not low <= r <= high:  # refused as tell() refuses it
+                self._check_reward_range(np.array([r]))
             st.counts[m, a] += 1
             st.sums[m, a] += r
             st.sumsq[m, a] += r * r

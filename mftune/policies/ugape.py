@@ -59,6 +59,7 @@ class _UGapE(Policy):
             raise ValueError(f"n_best must be an integer in [1, n_arms - 1]; got {n_best!r}")
         self.n_best = int(n_best)
         self.value_range = check_positive(value_range, "value_range")
+        self.reward_range = (0.0, self.value_range)  # the radii's [0, b]: tell refuses others
         self._top = self.n_fidelities - 1
 
     # -- index computations ---------------------------------------------------------
@@ -142,7 +143,7 @@ class UGapEc(_UGapE):
     c : float, default=0.5
         Exploration constant of the radius (``1/2`` is the paper's choice).
     value_range : float, default=1.0
-        ``b``: rewards lie in ``[0, b]``.
+        ``b``: rewards lie in ``[0, b]`` (:meth:`tell` refuses others).
     costs : array-like of shape (M,), optional
         Fidelity costs; UGapE pulls the last (top) fidelity only.
     random_state : None
@@ -191,6 +192,7 @@ class UGapEb(_UGapE):
     complexity : float, optional
         ``H_ε`` (see :func:`ugape_complexity`) used for the default ``a``.
     value_range : float, default=1.0
+        ``b``: rewards lie in ``[0, b]`` (:meth:`tell` refuses others).
     costs : array-like of shape (M,), optional
     random_state : None
     """

@@ -321,3 +321,30 @@ def test_explore_b_test_with_an_unpulled_fidelity_does_not_commit_or_warn():
     hit_many, _ = explore_b_test(np.array([[10**6, 10**6]]), mean[1:], np.array([[False]]),
                                  zeta, costs, 0.05, 16, 0.9, 0.1)
     assert hit_many[0]
+
+
+def _lucb_state(pol):
+    return [a.copy() for a in (pol.stats.counts, pol.stats.sums, pol.stats.sumsq,
+                               pol.stats.cost, pol.pending)] + [pol.n_rounds, pol.ell_, pol.u_]
+
+
+@pytest.mark.parametrize("bad", [1.5, -0.1])
+def test_lucb_tell_refuses_rewards_outside_0_1_and_records_nothing(bad):
+    # the radius sqrt(log(L t^4/delta)/n) and the clipping UCB <= 1, LCB >= 0 are for
+    # rewards in [0, 1]; a reward outside used to be recorded as it came
+    pol = make(easy_env(), "C")
+    pulls = pol.ask()
+    pol.tell(pulls[:1], [0.5])
+    before = _lucb_state(pol)
+    with pytest.raises(ValueError, match=r"rewards must lie in \[0, 1\]"):
+        pol.tell(pulls[1:], np.full(len(pulls) - 1, bad))
+    for was, now in zip(before, _lucb_state(pol), strict=True):
+        np.testing.assert_array_equal(was, now)
+    pol.tell(pulls[1:], np.ones(len(pulls) - 1))  # the bounds themselves are rewards
+    assert pol.n_pending == 0 and pol.stats.counts.sum() == len(pulls)
+    # clip=False is for rewards already rescaled to the radius' units: any real
+    free = make(easy_env(), "C", clip=False)
+    assert free.reward_range is None
+    first = free.ask()
+    free.tell(first, np.full(len(first), bad))
+    assert free.stats.sums.sum() == pytest.approx(bad * len(first))

@@ -167,3 +167,26 @@ def test_invalid_zeta_and_fast_path_guard():
     env = GaussianBandit(np.zeros((2, 5)), [1, 10])
     with pytest.raises(ValueError, match="budget"):
         pol.play_simulated(env, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("cls", [MFUCB, UCB])
+def test_hoeffding_mf_ucb_tell_refuses_rewards_outside_0_1(cls):
+    # Hoeffding's psi is for rewards in [0, 1]; the sub-Gaussian one takes any real
+    args = (5, [1, 10], [0.2, 0.0]) if cls is MFUCB else (5, [1, 10])
+    pol = cls(*args, psi="hoeffding", budget=100.0)
+    pulls = pol.ask()
+    before = [a.copy() for a in (pol.stats.counts, pol.stats.sums, pol.pending)]
+    with pytest.raises(ValueError, match=r"rewards must lie in \[0, 1\]"):
+        pol.tell(pulls, [1.5])
+    for was, now in zip(before, [pol.stats.counts, pol.stats.sums, pol.pending], strict=True):
+        np.testing.assert_array_equal(was, now)
+    assert pol.history_arms_ == []
+    pol.tell(pulls, [1.0])
+    assert pol.history_arms_ == pulls.arms.tolist()
+    # the fast path refuses them too (it is the driver's equal, pull for pull)
+    env = GaussianBandit(np.full((2, 5), 0.5), [1, 10], sigma=2.0)
+    with pytest.raises(ValueError, match=r"rewards must lie in \[0, 1\]"):
+        cls(*args, psi="hoeffding", budget=100.0).play_simulated(env, np.random.default_rng(0))
+    gauss = cls(*args, budget=100.0)
+    assert gauss.reward_range is None
+    gauss.tell(gauss.ask(), [-3.0])

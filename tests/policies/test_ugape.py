@@ -113,3 +113,22 @@ def test_top_fidelity_only_with_costs():
 def test_invalid_input(cls, kwargs, match):
     with pytest.raises(ValueError, match=match):
         cls(4, **kwargs)
+
+
+@pytest.mark.parametrize("cls, kwargs", [(UGapEc, {"epsilon": 0.1, "delta": 0.1}),
+                                         (UGapEb, {"budget": 40, "a": 1.0})])
+@pytest.mark.parametrize("b, bad", [(1.0, 1.2), (1.0, -0.3), (2.0, 2.5)])
+def test_ugape_tell_refuses_rewards_outside_0_b_and_records_nothing(cls, kwargs, b, bad):
+    # the radii b sqrt(...) assume rewards in [0, b] (value_range)
+    pol = cls(4, value_range=b, **kwargs)
+    pulls = pol.ask()
+    before = [a.copy() for a in (pol.stats.counts, pol.stats.sums, pol.stats.sumsq,
+                                 pol.stats.cost, pol.pending)] + [pol.n_rounds]
+    with pytest.raises(ValueError, match=rf"rewards must lie in \[0, {b:g}\]"):
+        pol.tell(pulls, np.full(len(pulls), bad))
+    after = [pol.stats.counts, pol.stats.sums, pol.stats.sumsq, pol.stats.cost,
+             pol.pending, pol.n_rounds]
+    for was, now in zip(before, after, strict=True):
+        np.testing.assert_array_equal(was, now)
+    pol.tell(pulls, np.full(len(pulls), b))  # b itself is a reward
+    assert pol.n_pending == 0 and pol.stats.sums.sum() == pytest.approx(b * len(pulls))
