@@ -29,6 +29,13 @@ mean to believe). So the best arm can fill a batch, as it would fill
 consecutive sequential steps, instead of ``n`` distinct arms being forced.
 The batch stops early where the next pull would exceed ``budget``. ``n = 1``
 (the default) is Algorithm 1; replayable for a fixed ``n``.
+
+Pulls still outstanding when :meth:`~MFUCB.ask` is called (results told one
+at a time, each followed by an ask for the free workers) are believed the
+same way, before the new batch's own, and their costs count against
+``budget``; so the workers do not idle until the whole batch is told. When
+every arm waits on an outstanding first reward (nothing to believe), the
+ask gets Algorithm 1's play on the told pulls.
 """
 
 from __future__ import annotations
@@ -179,21 +186,50 @@ class MFUCB(Policy):
         return int(np.argmax(self.stats.counts.sum(axis=0)))
 
     def _next_pulls(self, n: int) -> Pulls:
-        if self.n_pending:
-            return Pulls.empty()
-        first = self._decide()
-        if n == 1:
+        pending = self.n_pending
+        if n == 1 and not pending:
+            first = self._decide()
             return Pulls([first[0]], [first[1]])
+        arms, fids = self._believed_batch(n)
+        if not arms and pending:
+            # every arm waits on an outstanding first reward, so nothing can be believed:
+            # Algorithm 1's play on the told pulls, if the budget left holds it
+            arm, m = self._decide()
+            if self._fits(self._committed() + self.costs[m]):
+                arms, fids = [arm], [m]
+        return Pulls(arms, fids)
+
+    def _committed(self) -> float:
+        """Cost of the told pulls and of the outstanding ones."""
+        return self._spent + float(self.pending.sum(axis=1) @ self.costs)
+
+    def _fits(self, cost: float) -> bool:
+        return self.budget is None or cost <= self.budget * (1 + 1e-12)
+
+    def _believed_batch(self, n: int) -> tuple[list[int], list[int]]:
+        """Up to ``n`` plays, each believing the outstanding pulls and the earlier plays."""
+        pending = self.n_pending
+        # the decision on the told pulls only, kept for later (without pending pulls it is
+        # the batch's first play)
+        first = self._decision if pending else self._decide()
         saved = self._hi.copy(), self._w.copy()
-        counts = self.stats.counts.copy()
-        arms, fids, cost = [], [], self._spent
+        counts = self.stats.counts + self.pending
+        arms, fids = [], []
+        cost = self._committed()
         try:
+            if pending:  # outstanding pulls are believed as the batch's own pulls are
+                held = self.pending > 0
+                self._w[held] = 1.0 / np.sqrt(counts[held])
+                self._hi[held & (self.stats.counts == 0)] = -np.inf
+                self._believed = pending
+                self._decision = None
             for _ in range(n):
-                if arms and self.indices().max() == -np.inf:
+                believing = bool(arms) or pending > 0
+                if believing and self.indices().max() == -np.inf:
                     break  # every arm waits for a first reward (n > number of arms)
                 arm, m = self._decide()
                 cost += self.costs[m]
-                if arms and self.budget is not None and cost > self.budget * (1 + 1e-12):
+                if believing and not self._fits(cost):
                     break
                 arms.append(arm)
                 fids.append(m)
@@ -207,7 +243,7 @@ class MFUCB(Policy):
             self._hi, self._w = saved
             self._believed = 0
             self._decision = first
-        return Pulls(arms, fids)
+        return arms, fids
 
     def _after_tell(self, pulls, rewards, costs) -> None:
         for a, m in pulls:

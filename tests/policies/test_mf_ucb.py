@@ -190,3 +190,69 @@ def test_hoeffding_mf_ucb_tell_refuses_rewards_outside_0_1(cls):
     gauss = cls(*args, budget=100.0)
     assert gauss.reward_range is None
     gauss.tell(gauss.ask(), [-3.0])
+
+
+def _workers(cls, env, n, seed, order, budget=None, steps=300):
+    """A pool of ``n`` workers: results come back one at a time (oldest first, or at
+    random), and each is followed by an ask for the free workers."""
+    kw = dict(sigma=0.2, batch_size=n, random_state=seed, budget=budget)
+    pol = cls(env.n_arms, env.costs, env.xi, **kw) if cls is MFUCB else \
+        cls(env.n_arms, env.costs, **kw)
+    rng = np.random.default_rng(seed)
+    first = pol.ask()
+    sizes, running = [len(first)], [first[i:i + 1] for i in range(len(first))]
+    for _ in range(steps):
+        q = running.pop(0 if order == "fifo" else int(rng.integers(len(running))))
+        pol.tell(q, env.pull(q.arms, q.fidelities, rng))
+        if pol.done:
+            break
+        got = pol.ask(n - pol.n_pending)
+        sizes.append(len(got))
+        running += [got[i:i + 1] for i in range(len(got))]
+    return pol, sizes
+
+
+@pytest.mark.parametrize("cls", [MFUCB, UCB])
+@pytest.mark.parametrize("order", ["fifo", "random"])
+def test_mf_ucb_asks_while_results_are_outstanding(cls, order):
+    # with pulls outstanding, ask() returned nothing (the workers idled until the whole
+    # batch was told); it now believes them as the batch rule believes its own pulls
+    theta = np.array([[0.3, 0.5, 0.4], [0.35, 0.6, 0.45], [0.4, 0.7, 0.5]])
+    for M in (2, 3):
+        env = GaussianBandit(theta[-M:], [1.0, 3.0, 9.0][:M], sigma=0.2,
+                             xi=[0.2, 0.1, 0.0][-M:] if M == 3 else [0.2, 0.0])
+        pol, sizes = _workers(cls, env, 4, 0, order)
+        assert min(sizes) >= 1 and len(sizes) == 301
+        assert pol.stats.counts.sum() == 300 and pol.n_pending == 4
+        # the best arm gets the most pulls, as without the workers
+        assert int(np.argmax(pol.stats.counts.sum(axis=0))) == 1
+        # asked again with nothing told, before any reward: one pull (Algorithm 1's
+        # play on the told pulls), not an empty batch
+        fresh = cls(env.n_arms, env.costs, env.xi, batch_size=4) if cls is MFUCB else \
+            cls(env.n_arms, env.costs, batch_size=4)
+        assert len(fresh.ask()) == 3 and len(fresh.ask()) == 1  # 3 arms: 3 first pulls
+    # with a budget, the workers stay busy until the outstanding pulls commit it
+    env = small_env(1, K=6)
+    pol, sizes = _workers(cls, env, 4, 1, order, budget=3000.0, steps=10_000)
+    assert pol.done and min(sizes[:-4]) >= 1
+    assert pol.stats.cost.sum() + pol.pending.sum(axis=1) @ env.costs <= 3000.0
+
+
+@pytest.mark.parametrize("cls", [MFUCB, UCB])
+def test_mf_ucb_batch_size_one_is_still_algorithm_1(cls):
+    # told at once (as the driver tells), batch_size=1 and ask(1) make Algorithm 1's
+    # plays: the fast path's sequence, pull for pull
+    env = small_env(2)
+    kw = dict(sigma=0.2, budget=3000, random_state=[3, 1])
+    make = (lambda **k: cls(env.n_arms, env.costs, env.xi, **kw, **k)) if cls is MFUCB else \
+        (lambda **k: cls(env.n_arms, env.costs, **kw, **k))
+    ref = make()
+    ref.play_simulated(env, np.random.default_rng(5))
+    for pol, n in ((make(), None), (make(batch_size=4), 1)):
+        rng = np.random.default_rng(5)
+        while not pol.done:
+            p = pol.ask(n)
+            assert len(p) == 1
+            pol.tell(p, env.pull(p.arms, p.fidelities, rng))
+        assert pol.history_arms_ == ref.history_arms_
+        assert pol.history_fidelities_ == ref.history_fidelities_
