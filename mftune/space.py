@@ -80,6 +80,28 @@ def _check_bounds(low, high, log, name, kind):
         raise ValueError(f"{name or kind}: log=True needs low > 0; got low={low!r}")
 
 
+def _floats_within(values, low, high, label: str, integers: bool = False) -> np.ndarray:
+    """``values`` as floats once each is a number in ``[low, high]`` (an integer with
+    ``integers``); else ``ValueError`` naming the parameter and the range."""
+    kind = "integers" if integers else "numbers"
+    given = np.asarray(values)
+    if given.dtype.kind not in "biuf":  # numpy would read "0.5" as a number
+        objects = np.asarray(values, dtype=object).reshape(-1)
+        other = [v for v in objects if not isinstance(v, numbers.Real)]
+        if other:
+            raise ValueError(f"{label}: got {other[0]!r}; values must be {kind} in "
+                             f"[{low!r}, {high!r}]")
+    x = given.astype(float)
+    bad = ~((x >= low) & (x <= high))  # nan is outside too
+    if integers:
+        bad |= x != np.rint(x)
+    if np.any(bad):
+        value = np.asarray(values, dtype=object).reshape(-1)[int(np.argmax(bad.reshape(-1)))]
+        raise ValueError(f"{label}: got {value!r}; values must be {kind} in "
+                         f"[{low!r}, {high!r}]")
+    return x
+
+
 class Real(Dimension):
     """A real interval ``[low, high]``, optionally log-scaled.
 
@@ -109,8 +131,9 @@ class Real(Dimension):
         return np.exp(z) if self.log else z
 
     def to_unit(self, values):
+        """Map values in ``[low, high]`` to ``[0, 1]``; others raise ``ValueError``."""
         lo, hi = self._warp(self.low), self._warp(self.high)
-        x = self._warp(np.asarray(values, dtype=float))
+        x = self._warp(_floats_within(values, self.low, self.high, self.name or "Real"))
         return np.zeros_like(x) if hi == lo else (x - lo) / (hi - lo)
 
     def from_unit(self, u):
@@ -155,7 +178,9 @@ class Integer(Dimension):
                           self.high + 0.5, log=log)
 
     def to_unit(self, values):
-        return self._real.to_unit(np.asarray(values, dtype=float))
+        """Map integers in ``[low, high]`` to ``[0, 1]``; others raise ``ValueError``."""
+        return self._real.to_unit(_floats_within(values, self.low, self.high,
+                                                 self.name or "Integer", integers=True))
 
     def from_unit(self, u):
         vals = np.rint(np.asarray(self._real.from_unit(u), dtype=float))
@@ -204,9 +229,11 @@ class Categorical(Dimension):
         for i, c in enumerate(self.choices):
             if c is value or (type(c) is type(value) and c == value):
                 return i
-        raise ValueError(f"{self.name or 'Categorical'}: {value!r} is not one of {self.choices}")
+        raise ValueError(f"{self.name or 'Categorical'}: got {value!r}; values must be one of "
+                         f"the choices {self.choices}")
 
     def to_unit(self, values):
+        """Map choices to the centres of their bins; other values raise ``ValueError``."""
         n = len(self.choices)
         return (np.array([self._index(v) for v in values], dtype=float) + 0.5) / n
 
@@ -255,7 +282,11 @@ class Distribution(Dimension):
         return np.atleast_1d(self.dist.rvs(size=int(n), random_state=rng)).tolist()
 
     def to_unit(self, values):
-        return np.asarray(self.dist.cdf(np.asarray(values, dtype=float)), dtype=float)
+        """The CDF at values within the support; others raise ``ValueError``."""
+        support = getattr(self.dist, "support", None)  # scipy's; any rvs object is taken
+        low, high = (float(b) for b in support()) if support else (-np.inf, np.inf)
+        x = _floats_within(values, low, high, self.name or "Distribution")
+        return np.asarray(self.dist.cdf(x), dtype=float)
 
     def from_unit(self, u):
         eps = 1e-9
@@ -434,7 +465,12 @@ class Space:
         return self.from_unit(np.full(self.n_dims, 0.5))[0]
 
     def to_unit(self, configs: Sequence[Mapping]) -> np.ndarray:
-        """Encode configurations as rows of ``[0, 1]^d`` (names in sorted order)."""
+        """Encode configurations as rows of ``[0, 1]^d`` (names in sorted order).
+
+        A value outside its dimension (beyond a range or a distribution's
+        support, not an integer of an :class:`Integer`, not one of the
+        choices) raises ``ValueError`` naming the parameter and its range.
+        """
         dims = self._single()
         names = sorted(dims)
         cols = [dims[k].to_unit([c[k] for c in configs]) for k in names]

@@ -120,3 +120,36 @@ def test_categorical_choices_are_a_list_of_distinct_values_and_grids_have_points
     assert len(space.sample(4, 0)) == 4
     with pytest.raises(ValueError, match="n_points must be an integer >= 1; got 0"):
         Space({"a": Real(0.0, 1.0)}).grid(0)
+
+
+@pytest.mark.parametrize("name, value, match", [
+    ("x", 5.0, r"x: got 5\.0; values must be numbers in \[0\.0, 1\.0\]"),
+    ("x", -1e-9, r"x: got -1e-09; values must be numbers in \[0\.0, 1\.0\]"),
+    ("x", float("nan"), r"x: got nan; values must be numbers in \[0\.0, 1\.0\]"),
+    ("x", "0.5", r"x: got '0\.5'; values must be numbers in \[0\.0, 1\.0\]"),
+    ("x", None, r"x: got None; values must be numbers in \[0\.0, 1\.0\]"),
+    ("C", 1e4, r"C: got 10000\.0; values must be numbers in \[0\.001, 1000\.0\]"),
+    ("C", 0.0, r"C: got 0\.0; values must be numbers in \[0\.001, 1000\.0\]"),
+    ("n", 51, r"n: got 51; values must be integers in \[2, 50\]"),
+    ("n", 1, r"n: got 1; values must be integers in \[2, 50\]"),
+    ("n", 2.5, r"n: got 2\.5; values must be integers in \[2, 50\]"),
+    ("kernel", "d", r"kernel: got 'd'; values must be one of the choices \['a', 'b', 'c'\]"),
+    ("u", 2.5, r"u: got 2\.5; values must be numbers in \[0\.0, 2\.0\]"),
+])
+def test_to_unit_refuses_values_outside_a_dimension_by_name(name, value, match):
+    # a value outside its dimension used to be encoded anyway: Real(0, 1) took 5.0 to
+    # 5.0, an Integer 51 past its range, a log range 0 to -inf
+    space = Space({"x": Real(0.0, 1.0), "C": Real(1e-3, 1e3, log=True), "n": Integer(2, 50),
+                   "kernel": Categorical(["a", "b", "c"]), "u": stats.uniform(0, 2)})
+    inside = {"x": 1.0, "C": 1e-3, "n": 50, "kernel": "c", "u": 0.0}  # the bounds are in
+    u = space.to_unit([inside, {**inside, "n": 7.0}])  # an integral float is an integer
+    # columns in sorted order: C, kernel, n, u, x
+    np.testing.assert_allclose(u[:, [0, 3, 4]], [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    assert u[1, 2] == pytest.approx((7 - 1.5) / 49)
+    with pytest.raises(ValueError, match=match):
+        space.to_unit([inside, {**inside, name: value}])
+    # the dimensions alone too (unnamed: their kind)
+    with pytest.raises(ValueError, match=r"Real: got 3\.0; values must be numbers"):
+        Real(0.0, 1.0).to_unit([0.5, 3.0])
+    with pytest.raises(ValueError, match=r"Integer: got 11; values must be integers"):
+        Integer(0, 10).to_unit(11)
