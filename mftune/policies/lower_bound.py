@@ -24,7 +24,7 @@ mean ``η`` of the two alternative columns::
 of one-sided quadratics, whose derivative is piecewise linear and
 non-decreasing; the root is located among the sorted breakpoints and solved
 on its segment (never "no candidate", zero weights handled) [RECON; fixes the
-``None``/NaN cases of the authors' search].
+``None``/NaN cases of the authors' search; :mod:`mftune.policies.one_sided`].
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import linprog, minimize
+
+from .one_sided import argmin_one_sided, clip, column_terms, take_last
 
 __all__ = [
     "LowerBound",
@@ -71,104 +73,6 @@ def _check(mu, costs, xi, sigma):
     if not sigma > 0:
         raise ValueError(f"sigma must be positive; got {sigma!r}")
     return mu, costs, xi, sigma
-
-
-# -- the exact one-dimensional solver -------------------------------------------------------
-
-
-#: Up to this many one-sided terms :func:`_argmin_onesided` compares every candidate
-#: (fewer numpy calls); above it, it locates the segment by sorted prefix sums (less work).
-_FEW_TERMS = 4
-
-
-def _argmin_onesided(W, R, S):
-    """Minimise ``h(η) = Σ_j W_j ((S_j (η − R_j))₊)²`` along the last axis, exactly.
-
-    ``W`` and ``R`` have shape (..., J); the signs ``S`` (J,) are shared by every row.
-    ``S_j = +1`` is a term increasing in η (zero left of ``R_j``), ``−1`` a
-    decreasing one. Every row is assumed to have both kinds with the same
-    breakpoints range, so the minimiser lies in ``[min R, max R]``: ``h'``
-    is ``<= 0`` at the smallest breakpoint and ``>= 0`` at the largest.
-    Returns ``(η*, h(η*))``, shapes ``W.shape[:-1]``.
-    """
-    if R.shape[-1] <= _FEW_TERMS:
-        return _argmin_candidates(W, R, S)
-    shape, B = R.shape[:-1], R.shape[-1]
-    W, R = W.reshape(-1, B), R.reshape(-1, B)
-    rows = np.arange(R.shape[0])
-    order = np.argsort(R, axis=-1)
-    at = (order + (rows * B)[:, None]).ravel()  # flat indices: faster than take_along_axis
-    P, Ws = R.ravel()[at].reshape(R.shape), W.ravel()[at].reshape(R.shape)
-    up = S[order] > 0
-    # h'(P_b)/2 = Σ_active W_j (P_b − R_j): increasing terms left of P_b, decreasing ones
-    # right of it (terms at R_j = P_b add 0 either way), by prefix and suffix sums (all
-    # four in one cumsum; the suffix sums reversed).
-    wu, wd = np.where(up, Ws, 0.0), np.where(up, 0.0, Ws)
-    sums = np.empty((4, *P.shape))
-    sums[0], sums[2] = wu, wd[..., ::-1]
-    np.multiply(wu, P, out=sums[1])
-    sums[3] = (wd * P)[..., ::-1]
-    np.cumsum(sums, axis=-1, out=sums)
-    dh = P * (sums[0] + sums[2, ..., ::-1]) - (sums[1] + sums[3, ..., ::-1])
-    idx = np.minimum(np.maximum(np.sum(dh < 0, axis=-1), 1), B - 1)
-    lo, hi = P[rows, idx - 1][:, None], P[rows, idx][:, None]
-    mid = 0.5 * (lo + hi)
-    act = W * (S * (mid - R) > 0)
-    den = act.sum(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        root = np.where(den > 0, (act * R).sum(axis=-1, keepdims=True) / den, lo)
-    eta = _clip(root, lo, hi)
-    val = np.sum(W * np.maximum(S * (eta - R), 0.0) ** 2, axis=-1)
-    return eta[:, 0].reshape(shape), val.reshape(shape)
-
-
-def _clip(x, lo, hi):
-    """``np.clip`` (the same values) with less call overhead, for the small arrays here."""
-    return np.minimum(np.maximum(x, lo), hi)
-
-
-def _argmin_candidates(W, R, S):
-    """:func:`_argmin_onesided` by comparing candidates (no sorting; for few terms).
-
-    ``h`` is convex and piecewise quadratic with breakpoints ``R``; its
-    minimiser is a breakpoint or the stationary point of the quadratic on
-    the segment right of some breakpoint ``R_b`` (active terms: increasing
-    ones with ``R_j <= R_b``, decreasing ones with ``R_j > R_b``). ``h`` is
-    evaluated exactly at all 2J candidates and the smallest value kept [RECON].
-    """
-    Rb = R[..., :, None]  # (..., J candidates b, 1)
-    active = np.where(S[..., None, :] > 0, R[..., None, :] <= Rb, R[..., None, :] > Rb)
-    aw = W[..., None, :] * active
-    den = aw.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        stat = np.where(den > 0, (aw * R[..., None, :]).sum(axis=-1) / den, R)
-    cand = np.concatenate([R, stat], axis=-1)  # (..., 2J)
-    z = np.maximum(S[..., None, :] * (cand[..., :, None] - R[..., None, :]), 0.0)
-    h = np.sum(W[..., None, :] * z * z, axis=-1)
-    best = np.argmin(h, axis=-1)[..., None]
-    return (np.take_along_axis(cand, best, axis=-1)[..., 0],
-            np.take_along_axis(h, best, axis=-1)[..., 0])
-
-
-@lru_cache(maxsize=64)
-def _signs(M: int, columns: int = 1) -> np.ndarray:
-    """Signs ``S`` of the one-sided terms of ``columns`` columns, shape (2M·columns,), read-only."""
-    out = np.tile(np.repeat([-1.0, 1.0], M), columns)
-    out.flags.writeable = False
-    return out
-
-
-def _column_terms(mu, w, xi, columns: int = 1):
-    """One-sided terms of ``g_k`` (without 1/2σ²): ``W``, ``R`` (..., 2M), ``S`` (2M,).
-
-    With ``columns=2``, ``mu`` and ``w`` are pairs ``(mu_i, mu_b)``, ``(w_i, w_b)``
-    and the terms of ``g_i + g_b`` come back, shapes (..., 4M).
-    """
-    if columns == 1:
-        mu, w = (mu,), (w,)
-    R = np.concatenate([x for m in mu for x in (m - xi, m + xi)], axis=-1)
-    W = np.concatenate([x for v in w for x in (v, v)], axis=-1)
-    return W, R, _signs(mu[0].shape[-1], columns)
 
 
 def pair_values(mu, w, xi, sigma, i, b, epsilon: float = 0.0):
@@ -209,7 +113,7 @@ def pair_values(mu, w, xi, sigma, i, b, epsilon: float = 0.0):
     """
     # single columns: their minima (projection on the MF set; 0 for a feasible column),
     # once per arm
-    x, g = _argmin_onesided(*_column_terms(mu, w, xi))
+    x, g = argmin_one_sided(*column_terms(mu, w, xi))
     eps = _check_epsilon(epsilon)
     value, excess, theta_i, theta_b = _pairs_of_columns(
         mu[..., i, :], w[..., i, :], mu[..., b, :] - eps, w[..., b, :], xi, sigma,
@@ -239,8 +143,8 @@ def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma, minima=None):
     """
     s = 1.0 / (2.0 * sigma * sigma)
     if minima is None:
-        x_i, g_i = _argmin_onesided(*_column_terms(mu_i, w_i, xi))
-        x_b, g_b = _argmin_onesided(*_column_terms(mu_b, w_b, xi))
+        x_i, g_i = argmin_one_sided(*column_terms(mu_i, w_i, xi))
+        x_b, g_b = argmin_one_sided(*column_terms(mu_b, w_b, xi))
     else:
         x_i, g_i, x_b, g_b = minima
     apart = g_i + g_b
@@ -250,13 +154,13 @@ def _pairs_of_columns(mu_i, w_i, mu_b, w_b, xi, sigma, minima=None):
     crossed = x_i > x_b
     if crossed.any():
         # the joint problem of the crossed pairs only
-        eta, hmin = _argmin_onesided(*_column_terms((mu_i[crossed], mu_b[crossed]),
+        eta, hmin = argmin_one_sided(*column_terms((mu_i[crossed], mu_b[crossed]),
                                                     (w_i[crossed], w_b[crossed]), xi, columns=2))
         value[crossed] = hmin * s
         eta_i[crossed] = eta
         eta_b[crossed] = eta
-    theta_i = _clip(mu_i, eta_i[..., None] - xi, eta_i[..., None] + xi)
-    theta_b = _clip(mu_b, eta_b[..., None] - xi, eta_b[..., None] + xi)
+    theta_i = clip(mu_i, eta_i[..., None] - xi, eta_i[..., None] + xi)
+    theta_b = clip(mu_b, eta_b[..., None] - xi, eta_b[..., None] + xi)
     excess = np.maximum(value - apart * s, 0.0)
     return value, excess, theta_i, theta_b
 
@@ -266,7 +170,7 @@ def feasible_best(mu, xi):
     best arm unique, and that arm. Feasibility is read with the solver's own float
     expressions (every one-sided term vanishes at η = µ_{k,M}), so the solver finds 0
     for each column alone."""
-    _, R, S = _column_terms(mu, mu, xi)
+    _, R, S = column_terms(mu, mu, xi)
     feasible = np.all(S * (mu[..., -1:] - R) <= 0.0, axis=(1, 2))
     top = mu[..., -1]
     a = np.argmax(top, axis=1)
@@ -310,14 +214,22 @@ def pair_upper_bound(mu_i, w_i, mu_b, w_b, xi, sigma, eta_i, eta_b):
     """
     eta_i = np.minimum(eta_i, eta_b)[..., None]
     eta_b = eta_b[..., None]
-    d_i = mu_i - _clip(mu_i, eta_i - xi, eta_i + xi)
-    d_b = mu_b - _clip(mu_b, eta_b - xi, eta_b + xi)
+    d_i = mu_i - clip(mu_i, eta_i - xi, eta_i + xi)
+    d_b = mu_b - clip(mu_b, eta_b - xi, eta_b + xi)
     return np.sum(w_i * d_i * d_i + w_b * d_b * d_b, axis=-1) / (2.0 * sigma * sigma)
 
 
+@lru_cache(maxsize=64)
 def _all_pairs(K):
+    """The K(K−1) ordered pairs ``(i, b)``, ``i`` major, as read-only index arrays."""
     i, b = np.nonzero(~np.eye(K, dtype=bool))
+    i.flags.writeable = b.flags.writeable = False
     return i, b
+
+
+#: Up to this many pairs in a call (runs × K(K−1)), :func:`characteristic_values` solves
+#: every pair at once (fewer numpy calls) instead of the best arm's first (less work).
+_ALL_PAIRS_AT_ONCE = 256
 
 
 def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float = 0.0):
@@ -350,7 +262,9 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float
         return _single_fidelity_values(mu[..., 0], w[..., 0], sigma, eps)
     if eps > 0.0:
         return _all_pairs_max_min(mu, w, xi, sigma, excess, eps)
-    x, g = _argmin_onesided(*_column_terms(mu, w, xi))
+    x, g = argmin_one_sided(*column_terms(mu, w, xi))
+    if R * mu.shape[1] * (mu.shape[1] - 1) <= _ALL_PAIRS_AT_ONCE:
+        return _all_pairs_max_min(mu, w, xi, sigma, excess, minima=(x, g))
     a = np.argmax(x, axis=1)
     r = np.arange(R)
     val, exc, ti, tb, others = best_pair_values(mu, w, xi, sigma, a, (x, g))
@@ -384,10 +298,19 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float
     return value, istar, bhat, ti, tb
 
 
-def _all_pairs_max_min(mu, w, xi, sigma, excess: bool, epsilon: float = 0.0):
-    """:func:`characteristic_values` by solving all K(K−1) pairs of every run."""
+def _all_pairs_max_min(mu, w, xi, sigma, excess: bool, epsilon: float = 0.0, minima=None):
+    """:func:`characteristic_values` by solving all K(K−1) pairs of every run.
+
+    ``minima``: every column's own minimiser and minimum ``(x, g)``, shapes (R, K),
+    when already known (``epsilon`` must then be 0).
+    """
     i, b = _all_pairs(mu.shape[1])
-    val, exc, ti, tb = pair_values(mu, w, xi, sigma, i, b, epsilon)
+    if minima is None:
+        val, exc, ti, tb = pair_values(mu, w, xi, sigma, i, b, epsilon)
+    else:
+        x, g = minima
+        val, exc, ti, tb = _pairs_of_columns(mu[:, i], w[:, i], mu[:, b], w[:, b], xi, sigma,
+                                             (x[:, i], g[:, i], x[:, b], g[:, b]))
     value, istar, p = max_min(exc if excess else val)
     q = np.arange(p.size)
     return value, istar, b[p], ti[q, p], tb[q, p]
@@ -424,7 +347,7 @@ def max_min(v):
     K = int(round(0.5 + np.sqrt(0.25 + v.shape[1])))
     v = v.reshape(R, K, K - 1)
     j = np.argmin(v, axis=2)
-    per_arm = np.take_along_axis(v, j[:, :, None], axis=2)[:, :, 0]
+    per_arm = take_last(v, j[:, :, None])
     istar = np.argmax(per_arm, axis=1)
     rows = np.arange(R)
     return per_arm[rows, istar], istar, istar * (K - 1) + j[rows, istar]

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from mftune.policies import lower_bound, one_sided
 from mftune.policies.lower_bound import (
     characteristic_value,
     characteristic_values,
@@ -174,3 +175,27 @@ def test_pruned_max_min_equals_all_pairs(excess):
         r = np.arange(40)
         np.testing.assert_allclose(ti, th_i[r, p], rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(tb, th_b[r, p], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("excess", [False, True])
+@pytest.mark.parametrize("K,M", [(2, 2), (5, 3), (8, 4), (4, 5)])
+def test_a_run_alone_makes_the_batch_decisions(K, M, excess, monkeypatch):
+    # A run solved alone takes the small-call paths (every pair at once, every breakpoint
+    # against every term); a large batch takes the others (the best arm's pairs first,
+    # sorted prefix sums), forced here for any size. The batch simulator of MF-GRAD
+    # relies on both giving the same bits: same arm, challenger, value and alternatives.
+    rng = np.random.default_rng(5)
+    xi = np.linspace(0.3, 0.0, M)
+    top = rng.uniform(0, 1, size=(60, K, 1))
+    mu = top + rng.uniform(-1, 1, size=(60, K, M)) * xi * rng.choice([0.5, 1.5], (60, 1, 1))
+    mu[..., -1:] = top
+    mu[::7, 1, -1] = mu[::7, 0, -1]  # ties at the top
+    w = rng.integers(1, 50, size=(60, K, M)).astype(float)
+    with monkeypatch.context() as patch:
+        patch.setattr(lower_bound, "_ALL_PAIRS_AT_ONCE", 0)
+        patch.setattr(one_sided, "_DENSE_TERMS", 0)
+        batch = characteristic_values(mu, w, xi, 0.3, excess=excess)
+    for r in range(60):
+        alone = characteristic_values(mu[r:r + 1], w[r:r + 1], xi, 0.3, excess=excess)
+        for a, b in zip(alone, batch, strict=True):
+            assert np.array_equal(a[0], b[r])
