@@ -4,12 +4,12 @@
 per-pair problems of :mod:`mftune.policies.lower_bound` (MF-GRAD's sub-gradient
 and GLR statistic) [RECON]. ``h`` is convex and piecewise quadratic; the
 minimiser is found on the segment between two breakpoints where ``h'``
-changes sign and solved there in closed form. Two ways to find that
-segment, chosen by size, give the same values: every breakpoint against
-every term (small calls, fewest numpy calls) and sorted prefix sums (large
-calls, least work). A problem's result
-does not depend on the other problems of the call, so a batch of runs and
-each run alone make the same decisions (tested).
+changes sign and solved there in closed form, by the same expressions
+whichever way the segment was found: every breakpoint against every term
+(small calls, fewest numpy calls) or sorted prefix sums (large calls, least
+work). A problem's result does not depend on the other problems of its
+call, so a batch of runs and each run alone make the same decisions
+(tested bit for bit).
 """
 
 from __future__ import annotations
