@@ -75,7 +75,7 @@ def _check(mu, costs, xi, sigma):
     return mu, costs, xi, sigma
 
 
-def pair_values(mu, w, xi, sigma, i, b, epsilon: float = 0.0):
+def pair_values(mu, w, xi, sigma, i, b, epsilon: float = 0.0, minima=None):
     """Exact pair values ``V(i, b)``: the cheapest MF-feasible move making ``b`` beat ``i``.
 
     Valid for any ``mu`` (also outside the multi-fidelity set: the columns
@@ -101,6 +101,9 @@ def pair_values(mu, w, xi, sigma, i, b, epsilon: float = 0.0):
         The pairs (``i`` the arm to beat, ``b`` the challenger).
     epsilon : float, default=0.0
         The margin ε >= 0 by which ``b`` must beat ``i``.
+    minima : tuple of ndarray, optional
+        Every column's own minimiser and minimum ``(x, g)``, shapes (..., K),
+        when already known (they are computed here otherwise).
 
     Returns
     -------
@@ -113,7 +116,7 @@ def pair_values(mu, w, xi, sigma, i, b, epsilon: float = 0.0):
     """
     # single columns: their minima (projection on the MF set; 0 for a feasible column),
     # once per arm
-    x, g = argmin_one_sided(*column_terms(mu, w, xi))
+    x, g = argmin_one_sided(*column_terms(mu, w, xi)) if minima is None else minima
     eps = _check_epsilon(epsilon)
     value, excess, theta_i, theta_b = _pairs_of_columns(
         mu[..., i, :], w[..., i, :], mu[..., b, :] - eps, w[..., b, :], xi, sigma,
@@ -299,18 +302,10 @@ def characteristic_values(mu, w, xi, sigma, excess: bool = False, epsilon: float
 
 
 def _all_pairs_max_min(mu, w, xi, sigma, excess: bool, epsilon: float = 0.0, minima=None):
-    """:func:`characteristic_values` by solving all K(K−1) pairs of every run.
-
-    ``minima``: every column's own minimiser and minimum ``(x, g)``, shapes (R, K),
-    when already known (``epsilon`` must then be 0).
-    """
+    """:func:`characteristic_values` by solving all K(K−1) pairs of every run
+    (``minima`` as in :func:`pair_values`)."""
     i, b = _all_pairs(mu.shape[1])
-    if minima is None:
-        val, exc, ti, tb = pair_values(mu, w, xi, sigma, i, b, epsilon)
-    else:
-        x, g = minima
-        val, exc, ti, tb = _pairs_of_columns(mu[:, i], w[:, i], mu[:, b], w[:, b], xi, sigma,
-                                             (x[:, i], g[:, i], x[:, b], g[:, b]))
+    val, exc, ti, tb = pair_values(mu, w, xi, sigma, i, b, epsilon, minima)
     value, istar, p = max_min(exc if excess else val)
     q = np.arange(p.size)
     return value, istar, b[p], ti[q, p], tb[q, p]
