@@ -255,6 +255,10 @@ class ContinuousPolicy(ABC):
         mask = known & (self.fidelities_ == fidelity)
         return self.X_[mask], self.rewards_[mask]
 
+    def pending_points(self, fidelity: int) -> np.ndarray:
+        """Points asked at ``fidelity`` whose results have not been told, in order of asking."""
+        return self.X_[(self.status_ == 0) & (self.fidelities_ == fidelity)]
+
     def history(self) -> dict:
         """Every told pull in asking order: points, fidelities, rewards, costs, cum. cost."""
         told = self.status_ == 1

@@ -10,7 +10,10 @@ of ``n`` points is chosen one at a time, each maximising the acquisition of
 the GP that believes the batch's earlier points observed at their posterior
 means (:meth:`~mftune.policies.gp.FidelityGP.believing`; for EI the
 incumbent includes the believed values). Each point counts as one iteration
-``t`` of ``β_t``; ``n = 1`` is the sequential algorithm.
+``t`` of ``β_t``; ``n = 1`` is the sequential algorithm. Points asked earlier
+and still outstanding are believed the same way, so a pool of workers whose
+results come back one at a time gets a new point at every ask; the GP is
+refit on every result told (only the initial design is waited for whole).
 """
 
 from __future__ import annotations
@@ -97,24 +100,26 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
 
     @single_threaded_blas
     def _propose(self, n: int):
-        if self.n_pending:
-            return None, None
+        if self.n_pending and self.gp_.gpr_ is None:
+            return None, None  # the initial design is outstanding: nothing to believe yet
         if not self._init_asked:
             self._init_asked = True
             return self._init_X, np.full(self.n_init, self.fidelity)
         return self._batch(n), np.full(n, self.fidelity)
 
     def _batch(self, n: int) -> np.ndarray:
-        """``n`` points chosen one at a time, believing the earlier ones (kriging believer)."""
+        """``n`` points chosen one at a time, believing the outstanding ones and the
+        batch's earlier ones (kriging believer)."""
         X, y = self._data()
         gp, chosen = self.gp_, []
+        waiting = self.pending_points(self.fidelity)
         try:
             for _ in range(n):
-                if chosen:
-                    pending = np.array(chosen)
+                pending = np.vstack([waiting, np.reshape(chosen, (-1, self.n_dims))])
+                if pending.size:
                     self.gp_ = gp.believing(pending)
                     self._believed = self.gp_.predict(pending)[0]
-                chosen.append(self._next_point(X, y, np.array(chosen).reshape(-1, self.n_dims)))
+                chosen.append(self._next_point(X, y, pending))
         finally:
             self.gp_, self._believed = gp, np.empty(0)
         return np.array(chosen)
@@ -135,8 +140,8 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
 
     @single_threaded_blas
     def _after_tell(self, pulls: Pulls, rewards, costs) -> None:
-        if self.n_pending:
-            return
+        if self.n_pending and self.gp_.gpr_ is None:
+            return  # the first fit waits for the whole initial design
         X, y = self._data()
         self._since_refit += len(pulls)
         optimize = self._since_refit >= self.refit_every or self.gp_.gpr_ is None

@@ -50,6 +50,9 @@ believer). Believing leaves the means unchanged and shrinks ``σ^(m)`` near a
 pending point, so ``φ_t`` drops there and the next point goes elsewhere.
 Results are told in batch order, so ``γ``/``ζ`` adapt as in a sequential run
 of the same queries. ``n = 1`` is Algorithm 1; replayable for a fixed ``n``.
+Queries asked earlier and still outstanding are believed the same way, so a
+pool of workers whose results come back one at a time gets a new query at
+every ask (only the initial design is waited for whole).
 """
 
 from __future__ import annotations
@@ -277,8 +280,8 @@ class MFGPUCB(ContinuousPolicy):
     # -- protocol hooks -------------------------------------------------------------
     @single_threaded_blas
     def _propose(self, n: int):
-        if self.n_pending:
-            return None, None  # wait for the outstanding results
+        if self.n_pending and not self._initialised:
+            return None, None  # the initial design is outstanding: nothing to believe yet
         start = self.X_.shape[0]
         Xs, fs = [], []
         while self._queue and (not Xs or len(np.concatenate(fs)) < n):
@@ -299,11 +302,15 @@ class MFGPUCB(ContinuousPolicy):
         return np.vstack(Xs), np.concatenate(fs)
 
     def _bo_batch(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` BO iterations, each believing the earlier ones at their fidelities."""
+        """``n`` BO iterations, each believing the outstanding queries and the batch's
+        earlier ones at their fidelities."""
         gps = list(self.gps_)
-        pts: list[list[np.ndarray]] = [[] for _ in gps]
+        pts: list[list[np.ndarray]] = [list(self.pending_points(m)) for m in range(len(gps))]
         X, fids = [], []
         try:
+            for m, waiting in enumerate(pts):
+                if waiting:
+                    self.gps_[m] = gps[m].believing(np.array(waiting))
             for _ in range(n):
                 x, m_t = self._bo_point(pts)
                 X.append(x)
