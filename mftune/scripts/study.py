@@ -208,11 +208,10 @@ def run_study(path, *, workers=None, budget=None, max_pulls=None, timeout=None,
     """
     store = StudyStore(path)
     extra = store.meta["spec"]
-    if store.meta["state"].get("last_reason") == "all-failed":
-        # the runs it stopped on failed (a broken script?) and nothing was decided from
-        # them (the calibration, or the last batch): they run again, so a study resumed
-        # after a fix goes on
-        store.retry_failed()
+    # a last run stopped by its failed runs (a broken script?), from which nothing was
+    # decided (the calibration, or the last batch): they run again, so a study resumed
+    # after a fix goes on (the first process to resume does it)
+    store.retry_failed()
     try:
         command, cwd = study_command(store)
     except ValueError:

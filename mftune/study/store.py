@@ -460,9 +460,19 @@ class StudyStore:
         run again on resume, their results and the policy update recorded
         after the batch cleared, and the study still replays exactly. Failed
         pulls of earlier batches stay: later batches were asked from them.
-        Returns the pulls put back.
+
+        Only the first process to resume the study retries: the study's state
+        says ``all-failed`` until then, and the retry clears it in the same
+        transaction, so a second worker resuming at the same time leaves the
+        batch, and what the first records from it, alone.
+        Returns the pulls put back (0 when the last run did not stop ``all-failed``).
         """
         with self.transaction():
+            state = json.loads(self._conn.execute("SELECT state FROM study").fetchone()[0])
+            if state.get("last_reason") != "all-failed":
+                return 0
+            state.update(last_reason=None, error=None)
+            self._conn.execute("UPDATE study SET state = ?", (dumps(state),))
             (last,) = self._conn.execute("SELECT MAX(batch) FROM pulls").fetchone()
             n = self._conn.execute(
                 "UPDATE pulls SET status = 'pending', worker = NULL, score = NULL, "

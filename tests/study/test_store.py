@@ -296,6 +296,8 @@ def test_retry_failed_puts_back_the_failed_pulls_of_the_last_batch_only(tmp_path
                          worker=w)
         store.set_update(batch, {"costs": [1.0, float(batch)]})
     store.set_update(-1, {"variance_proxy": [0.1]})
+    assert store.retry_failed() == 0  # only a study whose last run stopped all-failed
+    store.update_state(last_reason="all-failed", error="boom")
     assert store.retry_failed() == 2
     rows = [(r.batch, r.status, r.error, r.cost, r.attempts) for r in store.rows()]
     assert rows == [(0, "failed", "boom", 1.0, 1), (0, "done", "boom", 1.0, 1),
@@ -303,7 +305,19 @@ def test_retry_failed_puts_back_the_failed_pulls_of_the_last_batch_only(tmp_path
                     (1, "done", "boom", 1.0, 1)]
     # the update recorded after the retried batch was read off its failures: it goes too
     assert store.updates() == {-1: {"variance_proxy": [0.1]}, 0: {"costs": [1.0, 0.0]}}
-    assert store.retry_failed() == 0
+    assert store.meta["state"]["last_reason"] is None
+    # a second worker resuming at once: the first's re-run (failed again here) and the
+    # update it recorded after the batch stay
+    first = [r.id for r in store.rows(batch=1) if r.status == "pending"]
+    assert store.claim(first, w) == first
+    for i in first:
+        store.finish(i, status="failed", score=None, reward=None, cost=2.0, error="again",
+                     worker=w)
+    store.set_update(1, {"costs": [1.0, 5.0]})
+    with StudyStore(tmp_path / "s.db") as second:
+        assert second.retry_failed() == 0
+    assert [(r.status, r.error) for r in store.rows(batch=1)][:2] == [("failed", "again")] * 2
+    assert store.updates()[1] == {"costs": [1.0, 5.0]}
     store.close()
 
 
