@@ -25,6 +25,10 @@ __all__ = ["argmin_one_sided", "clip", "column_terms", "take_last"]
 #: (less work).
 _DENSE_TERMS = 16384
 
+#: Terms per block of rows that :func:`argmin_one_sided` solves at a time: a large call's
+#: temporaries then stay in the processor's cache (half the time per row, measured).
+_BLOCK_TERMS = 12288
+
 
 def argmin_one_sided(W, R, S):
     """Minimise ``h(η) = Σ_j W_j ((S_j (η − R_j))₊)²`` along the last axis, exactly.
@@ -38,6 +42,19 @@ def argmin_one_sided(W, R, S):
     """
     shape, B = R.shape[:-1], R.shape[-1]
     W, R = W.reshape(-1, B), R.reshape(-1, B)
+    block = max(1, _BLOCK_TERMS // B)
+    if R.shape[0] > block:  # each row is solved alone: blocks of rows give the same values
+        parts = [_argmin_rows(W[s:s + block], R[s:s + block], S)
+                 for s in range(0, R.shape[0], block)]
+        return (np.concatenate([p[0] for p in parts]).reshape(shape),
+                np.concatenate([p[1] for p in parts]).reshape(shape))
+    eta, val = _argmin_rows(W, R, S)
+    return eta.reshape(shape), val.reshape(shape)
+
+
+def _argmin_rows(W, R, S):
+    """:func:`argmin_one_sided` of the rows of ``W``, ``R`` (n, B); returns shapes (n,)."""
+    B = R.shape[-1]
     rows = np.arange(R.shape[0])
     # h'(P_b)/2 = Σ_active W_j (P_b − R_j) at each breakpoint P_b: increasing terms left
     # of P_b, decreasing ones right of it (terms at R_j = P_b add 0 either way).
@@ -70,7 +87,7 @@ def argmin_one_sided(W, R, S):
     root = np.divide(_sum(act * R)[:, None], den, out=lo.copy(), where=den > 0)  # lo if den = 0
     eta = clip(root, lo, hi)
     val = _sum(W * np.maximum(S * (eta - R), 0.0) ** 2)
-    return eta[:, 0].reshape(shape), val.reshape(shape)
+    return eta[:, 0], val
 
 
 def _sum(x):

@@ -182,8 +182,9 @@ def test_pruned_max_min_equals_all_pairs(excess):
 def test_a_run_alone_makes_the_batch_decisions(K, M, excess, monkeypatch):
     # A run solved alone takes the small-call paths (every pair at once, every breakpoint
     # against every term); a large batch takes the others (the best arm's pairs first,
-    # sorted prefix sums), forced here for any size. The batch simulator of MF-GRAD
-    # relies on both giving the same bits: same arm, challenger, value and alternatives.
+    # sorted prefix sums, in blocks of rows), forced here for any size, with blocks of a
+    # few rows whose last is short. The batch simulator of MF-GRAD relies on both giving
+    # the same bits: same arm, challenger, value and alternatives.
     rng = np.random.default_rng(5)
     xi = np.linspace(0.3, 0.0, M)
     top = rng.uniform(0, 1, size=(60, K, 1))
@@ -194,6 +195,7 @@ def test_a_run_alone_makes_the_batch_decisions(K, M, excess, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(lower_bound, "_ALL_PAIRS_AT_ONCE", 0)
         patch.setattr(one_sided, "_DENSE_TERMS", 0)
+        patch.setattr(one_sided, "_BLOCK_TERMS", 7 * 4 * M)
         batch = characteristic_values(mu, w, xi, 0.3, excess=excess)
     for r in range(60):
         alone = characteristic_values(mu[r:r + 1], w[r:r + 1], xi, 0.3, excess=excess)
