@@ -56,7 +56,12 @@ def gradient_gains(mu, omega, lam, xi, sigma, scale=None, solution=None):
     ``b̂`` and the alternative columns θ̂; the gain is ``d(µ̂, θ̂)/λ`` on those
     two arms (0 elsewhere), minus the terms that only come from projecting an
     MF-infeasible µ̂ (the code's zeroing rule for ``m < M``), times
-    ``c̄ = 1/Σ w`` (the expected cost of one pull). ``scale`` (M,), optional:
+    ``c̄ = 1/Σ w`` (the expected cost of one pull). With one fidelity (GRAD)
+    the two gains are computed from the gap, ``(w_b Δ/(w_i + w_b))²/(2σ²)``
+    and ``(w_i Δ/(w_i + w_b))²/(2σ²)`` (the same values), so two arms of equal
+    weight get bit-identical gains and keep equal weights; the tracking rule's
+    ties are then exact and go to the first arm on any machine, instead of to
+    whichever of ``µ_i − η``, ``η − µ_b`` rounds larger. ``scale`` (M,), optional:
     ``σ²/σ_m²`` when fidelity m has its own noise level σ_m (its KL terms scale
     so) [RECON]; None is a common σ. ``solution``, optional: the result of
     ``characteristic_values(mu, w·scale, xi, sigma)`` when already computed
@@ -68,8 +73,15 @@ def gradient_gains(mu, omega, lam, xi, sigma, scale=None, solution=None):
     _, i, b, th_i, th_b = solution
     rows = np.arange(mu.shape[0])
     mu_i, mu_b = mu[rows, i], mu[rows, b]
-    g_i = gaussian_kl(mu_i, th_i, sigma) / lam
-    g_b = gaussian_kl(mu_b, th_b, sigma) / lam
+    if mu.shape[2] == 1:
+        ws = w if scale is None else w * scale
+        w_i, w_b = ws[rows, i], ws[rows, b]
+        gap = np.maximum(mu_i - mu_b, 0.0) / (w_i + w_b)
+        g_i = gaussian_kl(w_b * gap, 0.0, sigma) / lam
+        g_b = gaussian_kl(w_i * gap, 0.0, sigma) / lam
+    else:
+        g_i = gaussian_kl(mu_i, th_i, sigma) / lam
+        g_b = gaussian_kl(mu_b, th_b, sigma) / lam
     if scale is not None:
         g_i *= scale
         g_b *= scale
