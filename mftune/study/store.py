@@ -454,25 +454,16 @@ class StudyStore:
     def retry_failed(self) -> int:
         """Put the failed (or timed-out) pulls of the study's last batch back to ``pending``.
 
-        For a study whose last run stopped because its runs failed
-        (``all-failed``: a broken script, a missing file). No decision was
-        read off that batch — none was asked after it — so its failed pulls
-        run again on resume, their results and the policy update recorded
-        after the batch cleared, and the study still replays exactly. Failed
-        pulls of earlier batches stay: later batches were asked from them.
-
-        Only the first process to resume the study retries: the study's state
-        says ``all-failed`` until then, and the retry clears it in the same
-        transaction, so a second worker resuming at the same time leaves the
-        batch, and what the first records from it, alone.
-        Returns the pulls put back (0 when the last run did not stop ``all-failed``).
+        Only when the last run stopped ``all-failed`` (a broken script), which the
+        retry clears in its transaction, so only the first process to resume
+        retries. No decision was read off that batch: its failed pulls run again,
+        the update recorded after it is cleared and the study still replays
+        exactly. Earlier batches' failures stay. Returns the pulls put back.
         """
         with self.transaction():
-            state = json.loads(self._conn.execute("SELECT state FROM study").fetchone()[0])
-            if state.get("last_reason") != "all-failed":
+            if self.meta["state"].get("last_reason") != "all-failed":
                 return 0
-            state.update(last_reason=None, error=None)
-            self._conn.execute("UPDATE study SET state = ?", (dumps(state),))
+            self.update_state(last_reason=None, error=None)
             (last,) = self._conn.execute("SELECT MAX(batch) FROM pulls").fetchone()
             n = self._conn.execute(
                 "UPDATE pulls SET status = 'pending', worker = NULL, score = NULL, "
