@@ -43,12 +43,12 @@ def argmin_one_sided(W, R, S):
     shape, B = R.shape[:-1], R.shape[-1]
     W, R = W.reshape(-1, B), R.reshape(-1, B)
     block = max(1, _BLOCK_TERMS // B)
-    if R.shape[0] > block:  # each row is solved alone: blocks of rows give the same values
+    if R.shape[0] <= block:
+        eta, val = _argmin_rows(W, R, S)
+    else:  # each row is solved alone: blocks of rows give the same values
         parts = [_argmin_rows(W[s:s + block], R[s:s + block], S)
                  for s in range(0, R.shape[0], block)]
-        return (np.concatenate([p[0] for p in parts]).reshape(shape),
-                np.concatenate([p[1] for p in parts]).reshape(shape))
-    eta, val = _argmin_rows(W, R, S)
+        eta, val = (np.concatenate(x) for x in zip(*parts, strict=True))
     return eta.reshape(shape), val.reshape(shape)
 
 
