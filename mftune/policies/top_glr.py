@@ -42,7 +42,7 @@ union over the ``K − 1`` arms and over ``t`` still gives ``δ_g``.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from .glr import GLRStopping, paired_mixture_threshold
 
@@ -124,7 +124,8 @@ class TopGLR:
         leader = int(np.argmax(means))
         d = self.top_rewards_[arms[leader], :t] - self.top_rewards_[arms, :t]
         lead, sd = d.mean(axis=1), d.std(axis=1, ddof=1)
-        q = stats.t.isf(self.glr_delta() / ((self.n_arms - 1) * t * (t + 1.0)), t - 1)
+        # Student's t upper quantile, -stdtrit(df, p) (what scipy.stats.t.isf computes)
+        q = -special.stdtrit(t - 1, self.glr_delta() / ((self.n_arms - 1) * t * (t + 1.0)))
         others = np.arange(arms.size) != leader
         beaten = others & (_t_score(lead, sd, t) >= q)
         if beaten.any():
