@@ -147,6 +147,25 @@ def running_costs(cost_sums, counts, prior) -> np.ndarray:
     return lam
 
 
+class CostTally:
+    """Measured seconds and pulls per fidelity over a growing list of pull records.
+
+    Each call adds the records told since the last one, in order: the sums are those
+    of one pass over them all, at a cost per new record rather than per record.
+    """
+
+    def __init__(self, n_fidelities: int) -> None:
+        self.sums, self.counts, self.seen = [0.0] * n_fidelities, [0] * n_fidelities, 0
+
+    def __call__(self, records) -> tuple[list[float], list[int]]:
+        """The sums and counts after adding ``records[seen:]`` (``fidelity``, ``cost``)."""
+        for r in records[self.seen:]:
+            self.sums[r.fidelity] += r.cost
+            self.counts[r.fidelity] += 1
+        self.seen = len(records)
+        return self.sums, self.counts
+
+
 @dataclass
 class BiasEstimate:
     """Result of a calibration.
@@ -307,16 +326,11 @@ def grow_violated(stats, bounds, radius, kind: str = "xi") -> tuple[np.ndarray, 
     counts = stats.counts
     rad = np.where(counts > 0, radius(np.maximum(counts, 1)), np.inf)
     bounds = np.asarray(bounds, dtype=float).copy()
-    grown = []
-    n_fid = bounds.size
-    for m in range(n_fid - 1):
-        for m2 in range(m + 1, n_fid):
-            both = (counts[m] > 0) & (counts[m2] > 0)
-            if not both.any():
-                continue
-            gap = np.abs(means[m, both] - means[m2, both]) - rad[m, both] - rad[m2, both]
-            if np.any(gap > bounds[m] + bounds[m2]):
-                bounds[m] = 2.0 * max(bounds[m], _TINY)
-                grown.append(m)
-                break
-    return monotone_bounds(bounds), grown
+    low, high = np.triu_indices(bounds.size, 1)  # every pair of fidelities m < m'
+    both = (counts[low] > 0) & (counts[high] > 0)
+    with np.errstate(invalid="ignore"):
+        gap = np.abs(means[low] - means[high]) - rad[low] - rad[high]
+        violated = np.any(both & (gap > (bounds[low] + bounds[high])[:, None]), axis=1)
+    grown = np.unique(low[violated])
+    bounds[grown] = 2.0 * np.maximum(bounds[grown], _TINY)
+    return monotone_bounds(bounds), grown.tolist()

@@ -31,6 +31,7 @@ from ..study.jsonio import json_safe
 from ..study.record import statement
 from ..study.replay import StudyMismatchError
 from .calibration import (
+    CostTally,
     SettingRefused,
     curve_steps,
     default_epsilon,
@@ -251,6 +252,7 @@ class Search:
         # Seconds per pull for fidelities not measured yet: the calibration's (extrapolated
         # to an uncalibrated top) whatever `costs` says; updated after every batch
         self._prior_costs = self._seconds = est.costs if est is not None else costs
+        self._tally = CostTally(len(self.levels))
         self.candidates_ = ev.candidates  # the GP adapters append to it
         if self.budget is None and self.max_pulls is None and self.default_budget:
             top = float(est.costs[-1]) if est is not None else float(costs[-1])  # seconds
@@ -445,13 +447,9 @@ class Search:
             policy.budget_left_ = float(self.budget) - self.progress.cost  # waves plan by it
         if not hasattr(policy, "update_bounds"):
             return
-        recs = self.evaluator.records
         stats = getattr(policy, "score_stats", policy.stats)  # score units (ScoreLUCB rescales)
         n_fid = len(self.levels)
-        fid = np.array([r.fidelity for r in recs])
-        cost = np.array([r.cost for r in recs])
-        lam = running_costs(np.bincount(fid, cost, n_fid), np.bincount(fid, minlength=n_fid),
-                            self._prior_costs)
+        lam = running_costs(*self._tally(self.evaluator.records), self._prior_costs)
         self._seconds = lam
         sizes = {}
         if getattr(policy, "best_first", False):

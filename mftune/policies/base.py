@@ -442,4 +442,8 @@ def ranking(means: np.ndarray, below: np.ndarray | None = None) -> np.ndarray:
 
 def leader(means: np.ndarray, below: np.ndarray | None = None) -> int:
     """Index of the first of :func:`ranking` (same parameters)."""
+    top = np.asarray(means, dtype=float).round(12)
+    best = np.flatnonzero(top == np.max(top))  # no ties and no nan: the largest mean
+    if best.size == 1 and top[best[0]] > -np.inf:
+        return int(best[0])
     return int(ranking(means, below)[0])
