@@ -16,6 +16,12 @@ scikit-learn is imported lazily, so ``import mftune`` stays light.
 * :meth:`FidelityGP.believing` — the posterior with pending points observed
   at their posterior means (the "kriging believer" constant liar of Ginsbourger
   et al., 2010), which the GP policies use to fill a batch of parallel queries.
+
+Values of any finite magnitude can be modelled: the regressor works on
+``y / unit_``, ``unit_`` a power of two (:func:`value_unit`) that is 1 for
+values below ``2**128`` in magnitude, so ordinary objectives are modelled on
+their own values; larger ones (``var(y)`` overflows near 1e154) are scaled
+exactly.
 """
 
 from __future__ import annotations
@@ -57,6 +63,21 @@ def _seed(rng: np.random.Generator) -> int:
     return int(rng.integers(2**31 - 1))
 
 
+def value_unit(y) -> float:
+    """The unit ``2**(128 j)`` in which a GP models values ``y``: the smallest that brings
+    them below ``2**128`` in magnitude (1.0 for any ordinary objective).
+
+    Dividing by a power of two is exact, so a run on ``y · 2**(128 k)`` is the run on
+    ``y`` scaled, and nothing in the fit (``var(y)``, the nugget, the prior mean)
+    overflows for values up to the largest finite ones.
+    """
+    top = float(np.max(np.abs(y))) if np.size(y) else 0.0
+    if not np.isfinite(top) or top < 2.0**128:
+        return 1.0
+    exponent = int(np.frexp(top)[1])  # top < 2**exponent
+    return float(np.ldexp(1.0, 128 * -(-(exponent - 128) // 128)))
+
+
 class FidelityGP:
     """A GP posterior for one fidelity, in unit-cube coordinates.
 
@@ -91,8 +112,12 @@ class FidelityGP:
 
     Attributes
     ----------
+    unit_ : float
+        The power of two the regressor divides ``y`` by (:func:`value_unit` of
+        the values of the last fit; 1.0 for ordinary objectives).
     amplitude_ : float
-        Learnt signal variance (in the units of ``y``²).
+        Learnt signal variance, in the units of ``unit_``² (``y``² for
+        ordinary objectives); ``alpha_``, the nugget, likewise.
     length_scale_ : float or ndarray of shape (n_dims,)
         Learnt length scale (unit-cube units); one per dimension with ``ard``.
     """
@@ -120,6 +145,8 @@ class FidelityGP:
         self.ard = bool(ard)
         self.length_scale_ = np.full(self.n_dims, 0.3 * root_d) if self.ard else 0.3 * root_d
         self.alpha_ = 1e-6
+        self.unit_ = 1.0
+        self._learnt = False  # amplitude and nugget still the unit-free defaults
         self.prior_ = 0.0
         self.n_obs_ = 0
         self.gpr_ = None  # sklearn GaussianProcessRegressor once fitted
@@ -139,10 +166,12 @@ class FidelityGP:
         y = np.asarray(y, dtype=float)
         if y.size == 0:
             return
+        unit = value_unit(y)
+        y = y / unit
         if self.prior_mean == "optimistic":
-            self.prior_ = float(y.max() + 2.0 * (y.max() - y.min()))
+            self.prior_ = float(y.max() + 2.0 * (y.max() - y.min())) * unit
         else:
-            self.prior_ = float(y.mean())
+            self.prior_ = float(y.mean()) * unit
 
     @property
     def min_length_scale(self) -> float:
@@ -150,9 +179,17 @@ class FidelityGP:
         return float(np.min(self.length_scale_))
 
     def copy_hyperparameters(self, other: FidelityGP) -> None:
-        """Take amplitude, length scale, noise and prior from another fidelity's GP."""
+        """Take amplitude, length scale, noise, prior and unit from another fidelity's GP."""
         self.amplitude_, self.length_scale_ = other.amplitude_, other.length_scale_
-        self.alpha_, self.prior_ = other.alpha_, other.prior_
+        self.alpha_, self.prior_, self.unit_ = other.alpha_, other.prior_, other.unit_
+        self._learnt = other._learnt
+
+    def _set_unit(self, unit: float) -> None:
+        """Model values in ``unit`` from now on; learnt amplitude and nugget are converted."""
+        if unit != self.unit_ and self._learnt:
+            ratio = (self.unit_ / unit) ** 2
+            self.amplitude_, self.alpha_ = self.amplitude_ * ratio, self.alpha_ * ratio
+        self.unit_ = unit
 
     def fit(self, X, y, optimize: bool, rng: np.random.Generator) -> FidelityGP:
         """Condition on ``(X, y)``; learn the hyper-parameters when ``optimize``.
@@ -160,7 +197,8 @@ class FidelityGP:
         The marginal likelihood is maximised on the centred data (bounds:
         amplitude in ``[1e-2, 1e2]·var(y)``, length scale in
         ``[1e-2, 10]·sqrt(d)``); the posterior then uses the learnt kernel
-        with the prior mean chosen by ``prior_mean``.
+        with the prior mean chosen by ``prior_mean``. Both work on
+        ``y / unit_`` (the module docstring).
         """
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.gaussian_process import GaussianProcessRegressor
@@ -172,10 +210,12 @@ class FidelityGP:
             self.gpr_ = None
             return self
         self.set_prior(y)
+        self._set_unit(value_unit(y))
+        y, prior = y / self.unit_, self.prior_ / self.unit_
+        noise = None if self.noise_variance is None else self.noise_variance / self.unit_**2
         var = float(y.var()) if y.size > 1 else 0.0
         if optimize and y.size >= 2 and var > 0:
-            self.alpha_ = (self.noise_variance if self.noise_variance is not None
-                           else max(self.noise_ratio * var, 1e-10))
+            self.alpha_ = noise if noise is not None else max(self.noise_ratio * var, 1e-10)
             kern = self._make_kernel(var, np.clip(self.length_scale_, *self._ls_bounds),
                                      (1e-2 * var, 1e2 * var), self._ls_bounds)
             seed = _seed(rng)
@@ -188,6 +228,7 @@ class FidelityGP:
                         warnings.simplefilter("ignore", ConvergenceWarning)
                         gpr.fit(X, y - y.mean())
                     self.amplitude_ = float(gpr.kernel_.k1.constant_value)
+                    self._learnt = True
                     ls = np.asarray(gpr.kernel_.k2.length_scale, dtype=float)
                     self.length_scale_ = ls.copy() if self.ard else float(ls)
                     break
@@ -199,7 +240,7 @@ class FidelityGP:
         for _ in range(4):  # a tiny nugget can meet near-duplicate points: grow it
             try:
                 self.gpr_ = GaussianProcessRegressor(kern, alpha=self.alpha_, optimizer=None,
-                                                     normalize_y=False).fit(X, y - self.prior_)
+                                                     normalize_y=False).fit(X, y - prior)
                 break
             except np.linalg.LinAlgError:
                 self.alpha_ = max(100.0 * self.alpha_, 1e-10 * self.amplitude_)
@@ -237,11 +278,12 @@ class FidelityGP:
         if Xp.shape[0] == 0:
             return out
         mu, _ = self.predict(Xp)
+        mu = (mu - self.prior_) / self.unit_  # in the regressor's units
         if self.gpr_ is None:
-            X, y, noise = Xp, mu - self.prior_, np.empty(0)
+            X, y, noise = Xp, mu, np.empty(0)
         else:
             X = np.vstack([self.gpr_.X_train_, Xp])
-            y = np.r_[self.gpr_.y_train_, mu - self.prior_]
+            y = np.r_[self.gpr_.y_train_, mu]
             noise = np.broadcast_to(self.gpr_.alpha, self.gpr_.y_train_.shape)
         kern = self._make_kernel(self.amplitude_, self.length_scale_)
         jitter = 1e-8 * self.amplitude_
@@ -270,13 +312,13 @@ class FidelityGP:
         X = np.asarray(X, dtype=float)
         if self.gpr_ is None:
             n = X.shape[0]
-            return np.full(n, self.prior_), np.full(n, np.sqrt(self.amplitude_))
+            return np.full(n, self.prior_), np.full(n, np.sqrt(self.amplitude_) * self.unit_)
         gpr = self.gpr_
         k_trans = gpr.kernel_(X, gpr.X_train_)
-        mu = k_trans @ gpr.alpha_ + self.prior_
+        mu = (k_trans @ gpr.alpha_) * self.unit_ + self.prior_
         v = solve_triangular(gpr.L_, k_trans.T, lower=True, check_finite=False)
         var = self.amplitude_ - np.einsum("ij,ij->j", v, v)
-        return mu, np.sqrt(np.maximum(var, 0.0))
+        return mu, np.sqrt(np.maximum(var, 0.0)) * self.unit_
 
 
 def init_design(n: int, n_dims: int, rng: np.random.Generator, method: str = "kmeans"):
@@ -309,7 +351,7 @@ def init_design(n: int, n_dims: int, rng: np.random.Generator, method: str = "km
 def maximise_acquisition(fun, n_dims: int, rng: np.random.Generator, *,
                          method: str = "lbfgsb", n_candidates: int | None = None,
                          n_starts: int = 2, maxfun: int | None = None,
-                         extra_candidates=None) -> tuple[np.ndarray, float]:
+                         extra_candidates=None, unit: float = 1.0) -> tuple[np.ndarray, float]:
     """Maximise a vectorised acquisition ``fun((n, d)) -> (n,)`` over ``[0, 1]^d``.
 
     Parameters
@@ -333,6 +375,10 @@ def maximise_acquisition(fun, n_dims: int, rng: np.random.Generator, *,
         L-BFGS-B start (default 15).
     extra_candidates : ndarray, optional
         Points always included among the candidates (e.g. the observed ones).
+    unit : float, default=1.0
+        L-BFGS-B sees ``fun / unit`` (its stopping tolerances are absolute):
+        the GP policies pass their GP's ``unit_``, so values scaled by a power
+        of two are polished alike and their differences cannot overflow.
 
     Returns
     -------
@@ -357,7 +403,7 @@ def maximise_acquisition(fun, n_dims: int, rng: np.random.Generator, *,
     steps = np.vstack([np.eye(d) * eps, -np.eye(d) * eps])
 
     def neg_and_grad(x):
-        v = fun(np.vstack([x[None, :], x[None, :] + steps]))
+        v = fun(np.vstack([x[None, :], x[None, :] + steps])) / unit
         grad = (v[1 : d + 1] - v[d + 1 :]) / (2 * eps)
         return -float(v[0]), -grad
 

@@ -130,7 +130,8 @@ class SingleFidelityGPPolicy(ContinuousPolicy):
         extra = X[np.argsort(-y)[:3]] if y.size else None
         x, _ = maximise_acquisition(self.acquisition, self.n_dims, self.rng_,
                                     method=self.acq_method, n_candidates=self.n_candidates,
-                                    n_starts=self.n_starts, extra_candidates=extra)
+                                    n_starts=self.n_starts, extra_candidates=extra,
+                                    unit=self.gp_.unit_)
         seen = np.vstack([X, pending])
         h = self.gp_.min_length_scale
         if seen.size and np.min(np.abs(seen - x).max(axis=1)) < 1e-4 * h:

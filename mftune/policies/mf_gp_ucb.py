@@ -333,7 +333,8 @@ class MFGPUCB(ContinuousPolicy):
         x, _ = maximise_acquisition(self.acquisition, self.n_dims, self.rng_,
                                     method=self.acq_method, n_candidates=self.n_candidates,
                                     n_starts=self.n_starts,
-                                    extra_candidates=np.vstack(extra) if extra else None)
+                                    extra_candidates=np.vstack(extra) if extra else None,
+                                    unit=self.gps_[-1].unit_)
         _, width = self._bounds(x[None, :], beta)
         above = np.flatnonzero(width[:-1, 0] >= self.gamma_)
         m_t = int(above[0]) if above.size else self.n_fidelities - 1

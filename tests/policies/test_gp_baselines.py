@@ -11,7 +11,7 @@ from mftune.benchmarks.mf_synthetic import FunctionEvaluator, run_one, simple_re
 from mftune.engine.driver import run
 from mftune.policies.direct_search import DirectSearch
 from mftune.policies.ei import ExpectedImprovement
-from mftune.policies.gp import FidelityGP, maximise_acquisition
+from mftune.policies.gp import FidelityGP, maximise_acquisition, value_unit
 from mftune.policies.gp_ucb import GPUCB
 from mftune.policies.mf_naive import MFNaive
 from mftune.policies.random_search import RandomSearch
@@ -83,6 +83,39 @@ def test_fidelity_gp_matches_sklearn_predict_and_interpolates():
     mu_obs, sd_obs = gp.predict(X)
     assert np.max(np.abs(mu_obs - y)) < 1e-2 * np.ptp(y)
     assert np.all(sd_obs < 0.05 * np.sqrt(gp.amplitude_))
+
+
+def test_value_unit_is_one_for_ordinary_values_and_a_power_of_two_beyond():
+    assert value_unit([1e30, -3.0]) == 1.0 and value_unit([]) == 1.0
+    for y in (2.0**128, -1e200, 1e308):
+        unit = value_unit([0.5, y])
+        assert unit == 2.0 ** round(np.log2(unit)) and 1.0 <= abs(y) / unit < 2.0**128
+
+
+@pytest.mark.parametrize("optimistic", [False, True])
+def test_fidelity_gp_models_values_of_any_finite_magnitude(optimistic):
+    # var(y) overflows near 1e154 (an infinite nugget, which scikit-learn refused); the
+    # GP works on y / 2**(128 j), exactly, so y times 2**512 gives the same
+    # hyper-parameters and the same posterior times 2**512, bit for bit
+    prior = "optimistic" if optimistic else "mean"
+    rng = np.random.default_rng(0)
+    X, Xq = rng.random((30, 2)), rng.random((20, 2))
+    y = FN(X, 1)
+    ref = FidelityGP(2, prior_mean=prior).fit(X, y, True, np.random.default_rng(1))
+    big = FidelityGP(2, prior_mean=prior).fit(X, y * 2.0**512, True, np.random.default_rng(1))
+    assert ref.unit_ == 1.0 and big.unit_ == 2.0**512
+    assert big.amplitude_ == ref.amplitude_ and big.length_scale_ == ref.length_scale_
+    for a, b in zip(big.predict(Xq), ref.predict(Xq), strict=True):
+        assert np.array_equal(a, b * 2.0**512)
+    pairs = zip(big.believing(Xq[:3]).predict(Xq), ref.believing(Xq[:3]).predict(Xq), strict=True)
+    for a, b in pairs:
+        assert np.array_equal(a, b * 2.0**512)
+    # values that are not a power of two apart: no overflow, the same fit up to the
+    # marginal-likelihood optimiser's tolerance (measured: 1.0e-6 relative)
+    huge = FidelityGP(2, prior_mean=prior).fit(X, y * 1e300, True, np.random.default_rng(1))
+    mu, sd = huge.predict(Xq)
+    assert np.all(np.isfinite(mu)) and np.all(np.isfinite(sd))
+    np.testing.assert_allclose(mu / 1e300, ref.predict(Xq)[0], rtol=1e-4)
 
 
 def test_nugget_keeps_the_posterior_on_points_near_a_sharp_maximum():

@@ -48,6 +48,26 @@ def test_every_method_spends_its_budget_and_answers_at_the_target(method):
         assert res.nfev_per_fidelity[0] == 0
 
 
+@pytest.mark.parametrize("method", ["mf-gp-ucb", "gp-ucb", "ei"])
+def test_values_of_huge_magnitude_are_optimised_as_the_values_themselves(method):
+    # var(y) overflowed near 1e154 and crashed every GP method. The GPs now model
+    # y / 2**(128 j), and L-BFGS-B sees the acquisition in that unit: GP-UCB and EI run
+    # on currin * 2**512 exactly as on currin. MF-GP-UCB rounds its thresholds to 1e-4
+    # in the units of the values [code], so its run at 1e200 only lands near the other
+    # (measured: 1.2e-6 apart).
+    small = maximize(currin, UNIT2, fidelities=[1, 10], budget=250, method=method,
+                     random_state=0)
+    for factor in (2.0**512, 1e200):
+        big = maximize(lambda c, f, k=factor: k * currin(c, f), UNIT2, fidelities=[1, 10],
+                       budget=250, method=method, random_state=0)
+        assert big.success and big.n_failed == 0
+        if factor == 2.0**512 and method != "mf-gp-ucb":
+            assert np.array_equal(big.x_unit, small.x_unit) and big.fun / factor == small.fun
+        else:
+            np.testing.assert_allclose(big.x_unit, small.x_unit, atol=1e-5)
+            assert big.fun / factor == pytest.approx(small.fun, rel=1e-6)
+
+
 def test_n_jobs_asks_batches_for_the_workers_and_replays():
     with parallel_config(backend="threading"):
         a = maximize(currin, UNIT2, fidelities=[1, 10], budget=250, n_jobs=2, random_state=1)
