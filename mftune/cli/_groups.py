@@ -1,7 +1,14 @@
-"""The command groups every CLI module attaches to."""
+"""The command groups every CLI module attaches to.
+
+Each sub-command lives in a module of this package that registers it on
+:data:`main` or :data:`bench` when imported. The groups import that module
+when the command is first asked for (:class:`LazyGroup`), so ``mftune tune``
+or ``mftune worker`` do not load the benchmarks and their libraries.
+"""
 
 from __future__ import annotations
 
+import importlib
 import math
 import warnings
 from pathlib import Path
@@ -14,7 +21,36 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     click.echo(f"Warning: {message}", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A click group whose commands are registered by modules imported on first use.
+
+    Parameters
+    ----------
+    lazy : dict
+        Command name -> the module of :mod:`mftune.cli` that registers it.
+    """
+
+    def __init__(self, *args, lazy: dict[str, str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.lazy:
+            importlib.import_module(f"{__package__}.{self.lazy[name]}")
+        return super().get_command(ctx, name)
+
+
+_STUDY = {name: "study_info" for name in ("status", "export", "report")}
+_SCRIPTS = {name: "tune" for name in ("tune", "resume", "worker")}
+_GP = {name: "bench_gp" for name in ("mfgpucb-synthetic", "svm-magic", "kde",
+                                     "mfgpucb-overhead")}
+
+
+@click.group(cls=LazyGroup, lazy={"demo": "demo", "serve": "serve", **_STUDY, **_SCRIPTS},
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mftune", prog_name="mftune")
 @click.pass_context
 def main(ctx: click.Context) -> None:
@@ -24,7 +60,11 @@ def main(ctx: click.Context) -> None:
     ctx.call_on_close(lambda: setattr(warnings, "showwarning", shown))
 
 
-@main.group()
+@main.group(cls=LazyGroup, lazy={
+    "curves": "bench_curves", **_GP, "head-to-head": "bench_h2h", "iise-table1": "bench_iise",
+    "lower-bound": "bench_lower_bound", "lucb-table3": "bench_lucb", "lucb-figure1": "bench_lucb",
+    "mfgrad-paper": "bench_mfgrad", "mfucb-figure2": "bench_mfucb", "parallel": "bench_parallel",
+    "tuner-vs-halving": "bench_tuner", "serve": "serve"})
 def bench() -> None:
     """Reproduce the papers' experiments next to their published numbers."""
 

@@ -6,8 +6,6 @@ import json
 
 import click
 
-from ..engine.summary import study_summary
-
 
 def fmt(x, digits: int = 4) -> str:
     """Compact number formatting (``-`` for missing)."""
@@ -21,6 +19,8 @@ def fmt(x, digits: int = 4) -> str:
 def echo_result(path, reason: str, mode: str, wall: float, error: str | None = None,
                 statement: str | None = None) -> dict:
     """Print the study's result (text or one JSON line) and return the summary."""
+    from ..engine.summary import study_summary  # replays the study: the engine, on demand
+
     summary = study_summary(path)
     if error:
         summary["error"] = error

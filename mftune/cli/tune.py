@@ -16,9 +16,7 @@ from pathlib import Path
 
 import click
 
-from ..policies.registry import POINT_ALGORITHMS
 from ..scripts.spacefile import SpaceFileError, check_study, load_spacefile
-from ..scripts.study import create_study, run_study
 from ..study.replay import StudyMismatchError
 from ..study.store import StudyStore, remove_study_files
 from ._groups import main
@@ -75,6 +73,8 @@ def _announce(path, mode: str) -> None:
 
 
 def _run(path, mode, **kw) -> None:
+    from ..scripts.study import run_study  # the engine: not loaded by mftune worker --server
+
     start = time.monotonic()
     try:
         with sigterm_as_interrupt():
@@ -159,6 +159,9 @@ def tune(space_file, command, study_path, algorithm, delta, epsilon, n_candidate
     "mftune-score: x". COMMAND runs without a shell, from the current
     directory. Options given here override the space file.
     """
+    from ..policies.registry import POINT_ALGORITHMS
+    from ..scripts.study import create_study
+
     mode = _output_mode(quiet, as_json)
     try:
         spec = load_spacefile(space_file)

@@ -1,46 +1,54 @@
-"""Multi-fidelity bandit policies speaking the ask/tell protocol."""
+"""Multi-fidelity bandit policies speaking the ask/tell protocol.
 
-from .base import ArmStats, Policy, PolicySummary, Pulls
-from .continuous import ContinuousPolicy
-from .direct_search import DirectSearch
-from .ei import ExpectedImprovement
-from .elimination import PhasedElimination
-from .gp_ucb import GPUCB
-from .iise import IISE, MFE, IISEGamma, SuccessiveElimination
-from .lucb import MultiFidelityLUCB
-from .mf_gp_ucb import MFGPUCB
-from .mf_grad import GRAD, MFGRAD
-from .mf_naive import MFNaive
-from .mf_ucb import MFUCB, UCB
-from .random_search import RandomSearch
-from .registry import POINT_POLICIES
-from .regret_elimination import WangElimination
-from .ugape import UGapEb, UGapEc
+The classes are imported from their modules when first used (PEP 562): a
+module that needs only the protocol (``mftune.policies.base``), such as the
+HTTP worker's, does not load the SciPy optimisers and distributions some
+policies use.
+"""
 
-__all__ = [
-    "GPUCB",
-    "GRAD",
-    "IISE",
-    "MFGPUCB",
-    "MFGRAD",
-    "MFE",
-    "MFUCB",
-    "UCB",
-    "ArmStats",
-    "ContinuousPolicy",
-    "DirectSearch",
-    "ExpectedImprovement",
-    "IISEGamma",
-    "MFNaive",
-    "POINT_POLICIES",
-    "MultiFidelityLUCB",
-    "PhasedElimination",
-    "Policy",
-    "PolicySummary",
-    "Pulls",
-    "RandomSearch",
-    "SuccessiveElimination",
-    "UGapEb",
-    "UGapEc",
-    "WangElimination",
-]
+from __future__ import annotations
+
+import importlib
+
+#: Public name -> the module of this package that defines it.
+_MODULES = {
+    "ArmStats": "base",
+    "Policy": "base",
+    "PolicySummary": "base",
+    "Pulls": "base",
+    "ContinuousPolicy": "continuous",
+    "DirectSearch": "direct_search",
+    "ExpectedImprovement": "ei",
+    "PhasedElimination": "elimination",
+    "GPUCB": "gp_ucb",
+    "IISE": "iise",
+    "IISEGamma": "iise",
+    "MFE": "iise",
+    "SuccessiveElimination": "iise",
+    "MultiFidelityLUCB": "lucb",
+    "MFGPUCB": "mf_gp_ucb",
+    "GRAD": "mf_grad",
+    "MFGRAD": "mf_grad",
+    "MFNaive": "mf_naive",
+    "MFUCB": "mf_ucb",
+    "UCB": "mf_ucb",
+    "RandomSearch": "random_search",
+    "POINT_POLICIES": "registry",
+    "WangElimination": "regret_elimination",
+    "UGapEb": "ugape",
+    "UGapEc": "ugape",
+}
+
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name: str):
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
