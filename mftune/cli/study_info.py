@@ -8,7 +8,6 @@ import sys
 
 import click
 
-from ..engine.summary import export_csv, export_rows, study_summary, write_csv
 from ..study.store import StudyFileError, StudyStore
 from ._groups import PLOT_FILE, main, pyplot
 from ._study_output import damaged, fmt
@@ -21,6 +20,8 @@ def _check_study(study) -> None:
 
 
 def _summary(study) -> dict:
+    from ..engine.summary import study_summary  # replays the study: the engine, on demand
+
     _check_study(study)
     try:
         return study_summary(study)
@@ -164,6 +165,8 @@ def _plot(s: dict, path) -> None:
                    "- for standard output).")
 def export(study, csv_file):
     """Write every run of STUDY to a CSV file (``--csv -``: standard output)."""
+    from ..engine.summary import export_csv, export_rows, write_csv
+
     _check_study(study)
     try:
         if csv_file == "-":
