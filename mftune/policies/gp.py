@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -75,7 +76,7 @@ def value_unit(y) -> float:
     if not np.isfinite(top) or top < 2.0**128:
         return 1.0
     exponent = int(np.frexp(top)[1])  # top < 2**exponent
-    return float(np.ldexp(1.0, 128 * -(-(exponent - 128) // 128)))
+    return float(np.ldexp(1.0, 128 * math.ceil((exponent - 128) / 128)))
 
 
 class FidelityGP:
