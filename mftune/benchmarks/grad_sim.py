@@ -120,6 +120,8 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
     init = [(j, k) for k in range(K) for j in range(Mu)]  # arm-major initial round
     excess = policy.glr.statistic_name == "glr"
     exact_only = exact_glr or excess  # the bound is for the "code" statistic
+    grad_excess = policy.gradient == "glr"
+    ride = not (excess or grad_excess)  # the next gradient's problem is the statistic's kind
     last = np.full((R, 2), -1)  # (i*, b̂) of the last exact GLR solution
     eta = np.zeros((R, 2))  # their top means there
     n_pulls = 0
@@ -132,7 +134,8 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
             k, j = np.full(ids.size, k0), np.full(ids.size, j0)
         else:
             mu = np.swapaxes(sums / counts, 1, 2)
-            gains += gradient_gains(mu, omega, lam, xi, sigma, solution=solved)
+            gains += gradient_gains(mu, omega, lam, xi, sigma, solution=solved,
+                                    excess=grad_excess)
             solved = None
             n_grad += 1
             lr = policy.learning_rate if policy.learning_rate is not None \
@@ -165,8 +168,8 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
                     bound = pair_upper_bound(mu[cand, ia], w[cand, ia], mu[cand, ib],
                                              w[cand, ib], xi, sigma, eta[cand, 0], eta[cand, 1])
                     solve[cand[bound < beta * (1.0 - 1e-9)]] = False
-            if excess:
-                both = characteristic_values(mu[solve], w[solve], xi, sigma, excess=True)
+            if not ride:
+                both = characteristic_values(mu[solve], w[solve], xi, sigma, excess=excess)
             else:  # the next gradient's problem (same means, weights ω̃/λ) in the same call
                 both = characteristic_values(np.concatenate([mu[solve], mu]),
                                              np.concatenate([w[solve], omega / lam]), xi, sigma)

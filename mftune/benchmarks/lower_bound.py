@@ -220,17 +220,19 @@ def top_fidelity(env: SimulatedBandit) -> SimulatedBandit:
     return top
 
 
-def make_grad(env, kind="MF-GRAD", delta=0.01, learning_rate=None, run_index=0, seed=0):
+def make_grad(env, kind="MF-GRAD", delta=0.01, learning_rate=None, run_index=0, seed=0,
+              gradient="code"):
     """A GRAD or MF-GRAD policy for ``env`` (the interface of ``mftune.policies.mf_grad``).
 
-    ``learning_rate=None`` keeps the class's default (the theory rate). GRAD is
+    ``learning_rate=None`` keeps the class's default (the theory rate);
+    ``gradient`` is :class:`~mftune.policies.mf_grad.MFGRAD`'s. GRAD is
     given the full costs and ξ when its signature takes ``xi``, otherwise only
     the top fidelity's cost (and is then run on :func:`top_fidelity`).
     """
     cls = {"GRAD": GRAD, "MF-GRAD": MFGRAD}[kind]
     params = inspect.signature(cls).parameters
     kw = {"delta": delta, "variance_proxy": env.variance_proxy,
-          "random_state": [int(seed), int(run_index), 1]}
+          "random_state": [int(seed), int(run_index), 1], "gradient": gradient}
     if learning_rate is not None:
         kw["learning_rate"] = learning_rate
     kw = {k: v for k, v in kw.items() if k in params}
@@ -399,17 +401,18 @@ def run_grad(env, factory, n_runs, seed, n_jobs, max_pulls):
     return [r for part in parts for r in part]
 
 
-def _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate=None):
+def _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate=None,
+             gradient="code"):
     if policy.startswith("LUCB-"):
         return run_lucb(inst, policy[-1], delta, n_runs, seed, n_jobs, max_pulls)
-    env, factory = policy_setup(policy, inst, delta, seed, learning_rate)
+    env, factory = policy_setup(policy, inst, delta, seed, learning_rate, gradient)
     if policy not in ELIMINATION:
         return run_grad(env, factory, n_runs, seed, n_jobs, max_pulls)
     cap = None if policy in ELIMINATION else max_pulls  # a cap would turn block rounds off
     return simulate_runs(env, {policy: factory}, n_runs, seed, n_jobs, max_pulls=cap)
 
 
-def policy_setup(policy, inst, delta, seed=0, learning_rate=None):
+def policy_setup(policy, inst, delta, seed=0, learning_rate=None, gradient="code"):
     """``(env, factory)`` of an elimination, GRAD or MF-GRAD policy on ``inst``.
 
     The factory is called once here, so that a policy refusing the instance
@@ -425,27 +428,28 @@ def policy_setup(policy, inst, delta, seed=0, learning_rate=None):
     else:
         kind = "GRAD" if policy.startswith("GRAD") else "MF-GRAD"
         factory = partial(make_grad, kind=kind, delta=delta, learning_rate=learning_rate,
-                          seed=seed)
+                          seed=seed, gradient=gradient)
         env = grad_env(env, kind)
     factory(env)
     return env, factory
 
 
 def run_cell(policy, inst, delta, n_runs, seed=0, n_jobs=None, max_pulls=10**6,
-             bound: BoundInfo | None = None, learning_rate=None) -> Cell:
+             bound: BoundInfo | None = None, learning_rate=None, gradient="code") -> Cell:
     """Run ``policy`` ``n_runs`` times on ``inst`` and summarise against ``bound``."""
     cell = Cell(inst.family, inst.name, policy, float(delta), int(n_runs))
     reason = skip_reason(policy.replace("-CONST", ""), inst)
     if reason is None and not policy.startswith("LUCB-"):
         try:
-            policy_setup(policy, inst, delta, seed, learning_rate)
+            policy_setup(policy, inst, delta, seed, learning_rate, gradient)
         except ValueError as exc:
             reason = f"refuses the instance ({str(exc).split(';')[0]})"
     if reason:
         cell.note = f"skipped: {reason}"
         return cell
     start, cpu = time.perf_counter(), time.process_time()
-    recs = _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate)
+    recs = _records(policy, inst, delta, n_runs, seed, n_jobs, max_pulls, learning_rate,
+                    gradient)
     cell.cpu_time = time.process_time() - cpu
     return fill_cell(cell, recs, inst, bound, max_pulls, time.perf_counter() - start)
 
@@ -500,10 +504,11 @@ def _weight(policy: str, inst: Instance, bound: BoundInfo) -> float:
 
 def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jobs=None,
               max_pulls=10**6, bounds=None, learning_rate=GRAD_LEARNING_RATE,
-              on_cell=None) -> list[Cell]:
+              on_cell=None, gradient="code") -> list[Cell]:
     """Every (instance, policy) cell; ``bounds`` maps instance name -> BoundInfo.
 
-    ``learning_rate`` is GRAD's and MF-GRAD's (:data:`GRAD_LEARNING_RATE`).
+    ``learning_rate`` is GRAD's and MF-GRAD's (:data:`GRAD_LEARNING_RATE`), ``gradient``
+    MF-GRAD's (:class:`~mftune.policies.mf_grad.MFGRAD`).
     With several workers (``n_jobs``) the cells, not the runs of a cell, are
     spread over them, the slowest first (:func:`_weight`): one long cell then
     runs beside all the others instead of holding every worker up. The runs
@@ -514,7 +519,8 @@ def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jo
     bounds = bounds if bounds is not None else {i.name: instance_bound(i.env) for i in instances}
     tasks = [(p, inst) for inst in instances for p in policies]
     jobs = [delayed(run_cell)(p, inst, delta, n_runs, seed, 1, max_pulls, bounds[inst.name],
-                              learning_rate=learning_rate if p in ("GRAD", "MF-GRAD") else None)
+                              learning_rate=learning_rate if p in ("GRAD", "MF-GRAD") else None,
+                              gradient=gradient)
             for p, inst in tasks]
     workers = 1 if n_jobs in (None, 1) else effective_n_jobs(n_jobs)
     if workers == 1:

@@ -133,12 +133,17 @@ def _plot(plot_file, per_delta, instances, bounds):
               show_default=True,
               help="GRAD's and MF-GRAD's learning rate: a constant (0.25 = MF-GRAD-CONST, the "
                    "authors' runs) or 'theory' for 1/sqrt(n+1).")
+@click.option("--gradient", default="code", show_default=True,
+              type=click.Choice(["code", "glr"]),
+              help="MF-GRAD's sub-gradient: the max-min of the pair values, as the authors' "
+                   "code ('code'), or of their GLR excess ('glr', which leaves out the cost "
+                   "of projecting infeasible empirical columns).")
 @click.option("--json", "as_json", is_flag=True, help="Print the cells as JSON.")
 @click.option("--plot", "plot_file", type=PLOT_FILE,
               help="Also run δ = 0.1, 0.01, 0.001 and save cost against log(1/δ) with the "
                    "bound's line (needs matplotlib: pip install 'mftune[plot]').")
 def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pulls, seed, n_jobs,
-                learning_rate, as_json, plot_file):
+                learning_rate, gradient, as_json, plot_file):
     """Mean cost of each policy against the bound C*(µ)·log(1/(2.4δ)) (Poiani et al. 2024).
 
     One table per family: mean cost ± 95% CI, the bound, their ratio, wrong
@@ -184,7 +189,7 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
                    f"{cell.wall_time:.1f} s wall, {cell.cpu_time:.1f} s CPU", err=True)
 
     all_cells = run_cells(every, pols, delta, runs, seed, n_jobs, max_pulls, bounds, lr,
-                          on_cell=progress)
+                          on_cell=progress, gradient=gradient)
     out, texts = [], []
     for fam in fams:
         instances, note = loaded[fam]
@@ -201,12 +206,12 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
     if as_json:
         click.echo(json.dumps({"families": out, "summary": summary, "runs": runs,
                                "delta": delta, "seed": seed, "max_pulls": max_pulls,
-                               "grad_learning_rate": lr,
+                               "grad_learning_rate": lr, "mfgrad_gradient": gradient,
                                "wall_time": wall}, indent=2))
     else:
         click.echo(f"Cost against the lower bound C*(µ)·log(1/(2.4δ)) — delta={delta:g}, "
                    f"{runs} runs, seed {seed}, pull cap {max_pulls} (LUCB, GRAD, MF-GRAD), "
-                   f"GRAD/MF-GRAD learning rate {learning_rate}")
+                   f"GRAD/MF-GRAD learning rate {learning_rate}, MF-GRAD gradient {gradient}")
         for text in texts:
             click.echo(text)
         click.echo(format_summary(summary))
@@ -217,7 +222,7 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
         for d in PLOT_DELTAS:
             if d != delta:
                 per_delta[d] = run_cells(every, pols, d, runs, seed, n_jobs, max_pulls,
-                                         bounds, lr)
+                                         bounds, lr, gradient=gradient)
         _plot(plot_file, per_delta, every, bounds)
         if not as_json:
             click.echo(f"figure written to {plot_file}")

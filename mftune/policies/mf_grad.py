@@ -32,7 +32,7 @@ from .._validation import (
     check_variance_proxy,
 )
 from .base import Policy, Pulls
-from .glr import GLRStopping
+from .glr import STATISTICS, GLRStopping
 from .lower_bound import characteristic_values, gaussian_kl
 
 __all__ = ["GRAD", "MFGRAD", "exp_weights", "gradient_gains", "track"]
@@ -49,7 +49,7 @@ def _row_sum(x):
     return np.ascontiguousarray(x).reshape(x.shape[0], -1).sum(axis=1)
 
 
-def gradient_gains(mu, omega, lam, xi, sigma, scale=None, solution=None):
+def gradient_gains(mu, omega, lam, xi, sigma, scale=None, solution=None, excess=False):
     """Sub-gradient of ``F`` at ω̃ times ``c̄`` for every run, shape (R, K, M) [code].
 
     With ``w = ω̃/λ``: ``max_i min_{b≠i} V_w(i, b)`` at the means gives ``i*``,
@@ -66,10 +66,13 @@ def gradient_gains(mu, omega, lam, xi, sigma, scale=None, solution=None):
     so) [RECON]; None is a common σ. ``solution``, optional: the result of
     ``characteristic_values(mu, w·scale, xi, sigma)`` when already computed
     (the batch simulator solves it in one call with the GLR statistic).
+    ``excess``: take ``i*`` and ``b̂`` from the max-min of the pairs' GLR
+    excess (:class:`MFGRAD`'s ``gradient="glr"``) instead of their values.
     """
     w = omega / lam
     if solution is None:
-        solution = characteristic_values(mu, w if scale is None else w * scale, xi, sigma)
+        solution = characteristic_values(mu, w if scale is None else w * scale, xi, sigma,
+                                         excess=excess)
     _, i, b, th_i, th_b = solution
     rows = np.arange(mu.shape[0])
     mu_i, mu_b = mu[rows, i], mu[rows, b]
@@ -161,6 +164,16 @@ class MFGRAD(Policy):
         calibrated one under which δ-correctness is proved [summ; RECON].
     statistic : {"code", "glr"}, default="code"
         GLR statistic (:class:`~mftune.policies.glr.GLRStopping`).
+    gradient : {"code", "glr"}, default="code"
+        Which values step 1's max-min compares: ``"code"`` the pair values
+        ``V_w(i, b)`` of the authors' ``solve_stopping`` [code]; ``"glr"``
+        their GLR excess, ``V_w(i, b)`` less the cost of projecting the
+        columns of ``i`` and ``b`` onto the multi-fidelity set [RECON]. Both
+        coincide whenever µ̂ is MF-feasible. With ``"code"``, an arm whose
+        empirical column is far from feasible (noise of the order of ξ) is
+        chosen as ``i*`` for that projection cost alone, although its top
+        mean is far from the best, and its top-fidelity entry gets the gain
+        (docs/algorithms.md, "MF-GRAD and the cost lower bound").
     stopping : bool, default=True
         False disables the test (cost-proportion experiments; the caller caps the pulls).
     random_state : int, Generator or None
@@ -175,7 +188,7 @@ class MFGRAD(Policy):
     def __init__(self, n_arms: int, costs, xi, delta: float, variance_proxy: float,
                  learning_rate: float | None = None, threshold="practical",
                  statistic: str = "code", stopping: bool = True, random_state=None,
-                 batch_size: int = 1):
+                 batch_size: int = 1, gradient: str = "code"):
         costs = check_costs(costs, "costs")
         super().__init__(n_arms, costs.size, random_state)
         self.costs = costs
@@ -186,6 +199,9 @@ class MFGRAD(Policy):
         self.learning_rate = (None if learning_rate is None
                               else check_positive(learning_rate, "learning_rate"))
         self.stopping = bool(stopping)
+        if gradient not in STATISTICS:
+            raise ValueError(f"gradient must be one of {STATISTICS}; got {gradient!r}")
+        self.gradient = gradient
         self.batch_size = check_batch_size(batch_size)
         fids = self._fidelities()
         self.fids_ = fids
@@ -292,7 +308,7 @@ class MFGRAD(Policy):
     def _learner_update(self) -> None:
         """Feed the sub-gradient at ω̃ to the exponential weights; ω̃ becomes the new action."""
         g = gradient_gains(self._means_km()[None], self.omega_[None], self.lam_, self.xi_,
-                           self.sigma, self.scale_)
+                           self.sigma, self.scale_, excess=self.gradient == "glr")
         self.gains_ += g[0]
         self.n_gradients_ += 1
         self.omega_ = exp_weights(self.gains_[None], self.current_learning_rate())[0]
@@ -326,6 +342,7 @@ class MFGRAD(Policy):
             "threshold": float(self.glr_threshold_),
             "threshold_rule": self.glr.threshold_name,
             "statistic": self.glr.statistic_name,
+            "gradient": self.gradient,
             "glr_arm": int(self.glr_arm_),
             "gradient_steps": int(self.n_gradients_),
             "learning_rate": None if self.learning_rate is None else self.learning_rate,

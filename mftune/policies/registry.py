@@ -306,7 +306,7 @@ def _grad(cls):
     return factory
 
 
-_GRAD_OPTIONS = ("learning_rate", "threshold", "statistic")
+_GRAD_OPTIONS = ("learning_rate", "threshold", "statistic", "gradient")
 register("mf-grad", _grad(MFGRAD), bias="xi", batched=True, options=_GRAD_OPTIONS,
          description="MF-GRAD: gradient ascent towards the cost lower bound, GLR stopping "
                      "(Poiani et al. 2024)")

@@ -25,10 +25,12 @@ def _same(env, factory, n_runs, cap):
     return got
 
 
-@pytest.mark.parametrize("kind,lr", [("MF-GRAD", None), ("MF-GRAD", 0.25), ("GRAD", 0.25)])
-def test_batch_equals_policy_on_5x2(data_dir, kind, lr):
+@pytest.mark.parametrize("kind,lr,gradient", [("MF-GRAD", None, "code"), ("MF-GRAD", 0.25, "code"),
+                                              ("GRAD", 0.25, "code"), ("MF-GRAD", 0.25, "glr")])
+def test_batch_equals_policy_on_5x2(data_dir, kind, lr, gradient):
     env = load_instance(data_dir / "mfgrad_5x2.json")
-    got = _same(env, partial(make_grad, kind=kind, delta=0.1, learning_rate=lr), 3, 20_000)
+    got = _same(env, partial(make_grad, kind=kind, delta=0.1, learning_rate=lr,
+                             gradient=gradient), 3, 20_000)
     assert all(r.stopping_reason == "stopping-rule" for r in got)
 
 

@@ -16,7 +16,8 @@ from mftune.policies.glr import (
     theory_threshold,
 )
 from mftune.policies.lower_bound import cost_lower_bound
-from mftune.policies.registry import PolicyContext, make_policy
+from mftune.policies.mf_grad import gradient_gains
+from mftune.policies.registry import PolicyContext, check_params, make_policy
 
 # a small MF-feasible instance: 3 arms, 2 fidelities, best arm 1
 MU = np.array([[0.45, 0.5], [0.62, 0.65], [0.38, 0.42]])
@@ -183,6 +184,30 @@ def test_glr_statistics_agree_on_feasible_means():
         assert a == pytest.approx(b)
 
 
+def test_glr_gradient_ignores_the_projection_cost_of_an_infeasible_column():
+    # arm 2's empirical column (0.9 below, 0.2 at the top) is 0.7 apart with ξ = 0.1: the
+    # pair values charge projecting it, so "code" defends arm 2 (top mean 0.2, the worst)
+    # and feeds its top entry; the GLR excess defends arm 0, the best, against arm 1
+    mu = np.array([[[0.9, 0.9], [0.75, 0.75], [0.9, 0.2]]])
+    omega = np.full((1, 3, 2), 1 / 6)
+    lam, xi = np.array([1.0, 2.0]), np.array([0.1, 0.0])
+    code = gradient_gains(mu, omega, lam, xi, 0.5)[0]
+    glr = gradient_gains(mu, omega, lam, xi, 0.5, excess=True)[0]
+    assert code[2, 1] > 0 and np.all(code[1] == 0)
+    assert np.all(glr[2] == 0) and glr[0, 1] > 0 and glr[1, 1] > 0
+    # on MF-feasible means both choose the same pair and give the same gains
+    feas = np.array([[[0.9, 0.9], [0.75, 0.75], [0.25, 0.2]]])
+    assert np.array_equal(gradient_gains(feas, omega, lam, xi, 0.5),
+                          gradient_gains(feas, omega, lam, xi, 0.5, excess=True))
+    ctx = PolicyContext(n_arms=3, costs=COSTS, xi=XI, gamma=None, variance_proxy=SIGMA**2,
+                        delta=0.1, epsilon=None, random_state=0,
+                        params=check_params("mf-grad", {"gradient": "glr",
+                                                        "learning_rate": 0.25}))
+    p = make_policy("mf-grad", ctx)
+    simulate(p, MU, SIGMA, seed=0)
+    assert p.done and p.recommend() == 1 and p.summary().extra["gradient"] == "glr"
+
+
 def test_registry_builds_both():
     ctx = PolicyContext(n_arms=3, costs=COSTS, xi=XI, gamma=None, variance_proxy=SIGMA**2,
                         delta=0.05, epsilon=None, random_state=0)
@@ -198,6 +223,8 @@ def test_parameter_checks():
         MFGRAD(3, COSTS, XI, 0.05, SIGMA**2, threshold="nope")
     with pytest.raises(ValueError):
         MFGRAD(3, COSTS, XI, 0.05, SIGMA**2, statistic="nope")
+    with pytest.raises(ValueError, match="gradient must be one of"):
+        MFGRAD(3, COSTS, XI, 0.05, SIGMA**2, gradient="nope")
     with pytest.raises(ValueError):
         MFGRAD(3, COSTS, XI, 0.05, SIGMA**2, learning_rate=-1.0)
     with pytest.raises(ValueError):
