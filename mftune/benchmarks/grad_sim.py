@@ -25,7 +25,8 @@ this pull and the exact solve is skipped; otherwise the exact statistic
 decides, as in the policy. Far from stopping, η moves little from pull to
 pull, so most pulls skip the solve. With four runs or fewer left the
 statistic is solved at every pull: it then rides in the call that solves
-the next gradient, which costs less than the bound's test.
+the next gradient (when both max-min the pair values: ``statistic`` and
+``gradient`` both ``"code"``), which costs less than the bound's test.
 
 Exactness. Run ``r`` reads its rewards from ``numpy.random.default_rng([seed,
 r])`` as :func:`mftune.benchmarks.simulate.simulate_runs` does (one variate

@@ -18,6 +18,7 @@ from ..benchmarks.lower_bound import (
     run_cells,
     summarise,
 )
+from ..policies.glr import STATISTICS
 from ._groups import N_JOBS, PLOT_FILE, bench, parse_list, pyplot
 
 #: The δ of the --plot figure (besides --delta).
@@ -134,7 +135,7 @@ def _plot(plot_file, per_delta, instances, bounds):
               help="GRAD's and MF-GRAD's learning rate: a constant (0.25 = MF-GRAD-CONST, the "
                    "authors' runs) or 'theory' for 1/sqrt(n+1).")
 @click.option("--gradient", default="code", show_default=True,
-              type=click.Choice(["code", "glr"]),
+              type=click.Choice(STATISTICS),
               help="MF-GRAD's sub-gradient: the max-min of the pair values, as the authors' "
                    "code ('code'), or of their GLR excess ('glr', which leaves out the cost "
                    "of projecting infeasible empirical columns).")
