@@ -17,6 +17,7 @@ speaks is documented in ``docs/service.md``; any language can speak it.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import time
@@ -93,7 +94,9 @@ class Client:
             except (ValueError, AttributeError):
                 message = text
             raise ApiError(exc.code, message) from None
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError,
+                http.client.HTTPException) as exc:
+            # HTTPException: a reply cut short (IncompleteRead) by a server killed mid-answer
             raise ServerUnavailable(f"{self.url}: {getattr(exc, 'reason', exc)}") from None
         return json.loads(text) if kind.startswith("application/json") else text
 
