@@ -105,6 +105,17 @@ def start_worker(server: Server, study: str, *options: str, **kw) -> subprocess.
         text=True, start_new_session=True)
 
 
+def finish_workers(workers: list[subprocess.Popen], timeout: float) -> list[str]:
+    """Wait for every worker; their outputs. A worker that failed fails the test with its
+    exit code and the end of its own output (not a list pytest would cut short)."""
+    outputs = [w.communicate(timeout=timeout)[0] for w in workers]
+    failed = [f"worker {i}: exit code {w.returncode}; its output ends:\n{out[-3000:]}"
+              for i, (w, out) in enumerate(zip(workers, outputs, strict=True)) if w.returncode]
+    if failed:
+        raise AssertionError("\n\n".join(failed))
+    return outputs
+
+
 def wait_until(predicate, timeout: float = 60.0, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while True:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from servers import SPEC, Server, start_worker, stored_rows, wait_until
+from servers import SPEC, Server, finish_workers, start_worker, stored_rows, wait_until
 
 from mftune.client import ApiError, Client
 
@@ -33,8 +33,7 @@ def test_killed_worker_lease_expires_and_its_pull_is_reissued_and_finished(tmp_p
         os.killpg(slow.pid, signal.SIGKILL)  # the worker and its run, mid-pull
         slow.wait()
         others = [start_worker(srv, "synth", "--workers", "3")]
-        outputs = [w.communicate(timeout=120)[0] for w in others]
-        assert all(w.returncode == 0 for w in others), outputs
+        finish_workers(others, timeout=120)
 
         rows = {r["id"]: r for r in stored_rows(path)}
         assert all(r["status"] == "done" for r in rows.values())
@@ -69,8 +68,7 @@ def test_killed_server_restarts_without_losing_or_rerunning_a_finished_pull(tmp_
         assert len(before) >= 8
 
         srv.start()  # same folder, same port: the workers reconnect
-        outputs = [w.communicate(timeout=150)[0] for w in workers]
-        assert all(w.returncode == 0 for w in workers), outputs
+        finish_workers(workers, timeout=150)
 
         after = {r["id"]: r for r in stored_rows(path)}
         lost = [i for i in before if after[i]["status"] != "done"]

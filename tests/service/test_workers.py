@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from servers import SPEC, local_recommendation, start_worker, stored_rows
+from servers import SPEC, finish_workers, local_recommendation, start_worker, stored_rows
 
 
 def test_four_http_workers_finish_every_pull_once_and_match_the_local_run(server, tmp_path):
     created = server.client.create("synth", SPEC)
     assert created["state"] == "running"
     workers = [start_worker(server, "synth") for _ in range(4)]
-    outputs = [w.communicate(timeout=120)[0] for w in workers]
-    assert all(w.returncode == 0 for w in workers), outputs
+    outputs = finish_workers(workers, timeout=120)
 
     status = server.client.status("synth")
     assert status["status"] == "finished", status
@@ -52,8 +51,7 @@ def test_http_workers_run_a_gp_study_on_the_points_its_policy_proposes(server, t
     spec = SPEC.replace('algorithm    = "iise"', 'algorithm    = "mf-gp-ucb"\nmax_pulls = 16')
     assert server.client.create("gp", spec)["state"] == "running"
     workers = [start_worker(server, "gp") for _ in range(2)]
-    outputs = [w.communicate(timeout=120)[0] for w in workers]
-    assert all(w.returncode == 0 for w in workers), outputs
+    finish_workers(workers, timeout=120)
     rows = stored_rows(server.folder / "gp.db")
     assert len(rows) >= 16 and all(r["status"] == "done" for r in rows)
     status = server.client.status("gp")
