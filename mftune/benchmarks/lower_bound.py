@@ -31,8 +31,6 @@ and rows are skipped with a note.
 
 from __future__ import annotations
 
-import copy
-import inspect
 import os
 import time
 from dataclasses import dataclass, field
@@ -210,43 +208,18 @@ def instance_bound(env: SimulatedBandit) -> BoundInfo:
 
 
 # -- policies --------------------------------------------------------------------------
-def top_fidelity(env: SimulatedBandit) -> SimulatedBandit:
-    """``env`` restricted to its top fidelity (for single-fidelity policies)."""
-    top = copy.copy(env)
-    top.theta = env.theta[-1:].copy()
-    top.costs = env.costs[-1:].copy()
-    top.xi = np.zeros(1)
-    top.gamma = np.zeros(1)
-    return top
-
-
 def make_grad(env, kind="MF-GRAD", delta=0.01, learning_rate=None, run_index=0, seed=0,
               gradient="code"):
     """A GRAD or MF-GRAD policy for ``env`` (the interface of ``mftune.policies.mf_grad``).
 
     ``learning_rate=None`` keeps the class's default (the theory rate);
-    ``gradient`` is :class:`~mftune.policies.mf_grad.MFGRAD`'s. GRAD is
-    given the full costs and ξ when its signature takes ``xi``, otherwise only
-    the top fidelity's cost (and is then run on :func:`top_fidelity`).
+    ``gradient`` is :class:`~mftune.policies.mf_grad.MFGRAD`'s. GRAD takes the
+    full instance and pulls its top fidelity only.
     """
     cls = {"GRAD": GRAD, "MF-GRAD": MFGRAD}[kind]
-    params = inspect.signature(cls).parameters
-    kw = {"delta": delta, "variance_proxy": env.variance_proxy,
-          "random_state": [int(seed), int(run_index), 1], "gradient": gradient}
-    if learning_rate is not None:
-        kw["learning_rate"] = learning_rate
-    kw = {k: v for k, v in kw.items() if k in params}
-    if "xi" in params:
-        return cls(env.n_arms, env.costs, env.xi, **kw)
-    if "costs" in params:
-        return cls(env.n_arms, env.costs[-1:], **kw)
-    return cls(env.n_arms, **kw)
-
-
-def grad_env(env, kind) -> SimulatedBandit:
-    """The bandit a GRAD/MF-GRAD policy runs on (the top fidelity for single-fidelity ones)."""
-    probe = make_grad(env, kind)
-    return top_fidelity(env) if probe.n_fidelities == 1 < env.n_fidelities else env
+    return cls(env.n_arms, env.costs, env.xi, delta=delta,
+               variance_proxy=env.variance_proxy, learning_rate=learning_rate,
+               random_state=[int(seed), int(run_index), 1], gradient=gradient)
 
 
 #: How LUCB's [0, 1] constants meet Gaussian rewards of standard deviation σ: the
@@ -429,7 +402,6 @@ def policy_setup(policy, inst, delta, seed=0, learning_rate=None, gradient="code
         kind = "GRAD" if policy.startswith("GRAD") else "MF-GRAD"
         factory = partial(make_grad, kind=kind, delta=delta, learning_rate=learning_rate,
                           seed=seed, gradient=gradient)
-        env = grad_env(env, kind)
     factory(env)
     return env, factory
 

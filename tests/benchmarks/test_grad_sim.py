@@ -34,6 +34,14 @@ def test_batch_equals_policy_on_5x2(data_dir, kind, lr, gradient):
     assert all(r.stopping_reason == "stopping-rule" for r in got)
 
 
+@pytest.mark.parametrize("kind", ["GRAD", "MF-GRAD"])
+def test_make_grad_hands_its_options_to_both_kinds(data_dir, kind):
+    env = load_instance(data_dir / "mfgrad_5x2.json")
+    pol = make_grad(env, kind, 0.01, learning_rate=0.25, gradient="glr")
+    assert (pol.learning_rate, pol.gradient, pol.delta) == (0.25, "glr", 0.01)
+    assert make_grad(env, kind).learning_rate is None  # the theory rate
+
+
 def test_batch_equals_policy_with_cap_and_bernoulli():
     env = BernoulliBandit(np.array([[0.3, 0.5, 0.45], [0.35, 0.6, 0.5]]), [1.0, 4.0],
                           xi=[0.1, 0.0])
