@@ -6,6 +6,7 @@ import pytest
 from servers import OBJECTIVE, SPEC, fingerprint, start_worker, stored_rows, wait_until
 
 from mftune.client import ApiError
+from mftune.study.store import StudyStore
 
 #: The test study capped at 8 pulls (a fixed list of candidates: ~22 pulls without the cap).
 CAPPED = SPEC.replace("workers      = 4", "workers      = 4\nmax_pulls    = 8\nadaptive = false")
@@ -55,10 +56,12 @@ def test_a_capped_study_resumes_with_a_larger_cap_and_ends_as_if_never_capped(se
     assert view["reason"] == "max-pulls" and view["limits"] is None
     assert len(stored_rows(server.folder / "capped.db")) == 8
     # refused, nothing written: the cap it stopped on missing, or not above what was used
+    with StudyStore(server.folder / "capped.db") as store:
+        spent = store.spent()  # the measured seconds of its 8 pulls: a budget of that is used up
     before = fingerprint(server.folder)
     for body, field, status in [({}, "max_pulls", 400), ({"budget": 1e6}, "max_pulls", 400),
                                 ({"max_pulls": 8}, "max_pulls", 400),
-                                ({"max_pulls": 100, "budget": 0.5}, "budget", 400),
+                                ({"max_pulls": 100, "budget": spent}, "budget", 400),
                                 ({"max_pulls": 0}, "max_pulls", 400),
                                 ({"max_pulls": 100, "cap": 1}, "cap", 400)]:
         err = refused(c, "capped", body)
