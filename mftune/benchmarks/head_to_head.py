@@ -70,7 +70,8 @@ from .peers import FoldScorer, run_optuna, run_smac
 from .tuner_vs_halving import TASKS as HALVING_TASKS
 from .tuner_vs_halving import Row, Task, _split, tuner_options
 
-__all__ = ["HELD_AT", "METHODS", "REFERENCES", "TASKS", "Row", "dense_grid", "format_table",
+__all__ = ["HELD_AT", "METHODS", "REFERENCES", "TASKS", "Row", "build_mftuner", "dense_grid",
+           "format_table",
            "held_scores", "load_baseline", "paired_signs", "report_json", "rows_to_json",
            "run_task", "shift_space", "summarize"]
 
@@ -172,13 +173,18 @@ def _candidates(task: Task, seed: int) -> list[dict]:
     return Space(task.space).sample(task.n_candidates, np.random.default_rng(sub))
 
 
-def _mftuner(task, seed, X, y, algorithm, tuner_params=None):
+def build_mftuner(task: Task, seed: int, algorithm="auto", tuner_params=None) -> MFTuner:
+    """The ``MFTuner`` (unfitted) that the head-to-head runs on ``task`` for ``seed``."""
     kw = {} if algorithm == "auto" else {"algorithm": algorithm}
     levels = task.levels if task.fidelity != "n_samples" else task.levels[:-1]
     kw = {"fidelity": task.fidelity, "fidelities": levels, "n_candidates": task.n_candidates,
           "cv": _cv(task, seed), "budget": task.budget, "refit": False, "random_state": seed,
           **tuner_options(task), **kw, **(tuner_params or {})}
-    tuner = MFTuner(task.estimator, task.space, **kw)
+    return MFTuner(task.estimator, task.space, **kw)
+
+
+def _mftuner(task, seed, X, y, algorithm, tuner_params=None):
+    tuner = build_mftuner(task, seed, algorithm, tuner_params)
     t0 = time.perf_counter()
     tuner.fit(X, y)
     wall = time.perf_counter() - t0
