@@ -30,17 +30,23 @@ from scipy import stats
 from mftune.benchmarks import head_to_head as h2h
 
 
-def spread(name: str, seed: int) -> str:
-    """One line: the test scores of the task's candidates for ``seed``."""
+def _load(name: str, seed: int):
+    """The task, its pool, the test scorer of a configuration and a description of the data."""
     task = h2h.TASKS[name]
     X, X_te, y, y_te, source = h2h._data(task, seed)
-    test = h2h._TestScore(task, X, y, X_te, y_te)
+    about = f"{source}, pool {len(X)}, test {len(X_te)}"
+    return task, X, y, h2h._TestScore(task, X, y, X_te, y_te), about
+
+
+def spread(name: str, seed: int) -> str:
+    """One line: the test scores of the task's candidates for ``seed``."""
+    task, _, _, test, about = _load(name, seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         scores = np.sort([test(c) for c in h2h._candidates(task, seed)])
     q25, q50, q75 = np.quantile(scores, [0.25, 0.5, 0.75])
-    return (f"{name} ({source}, pool {len(X)}, test {len(X_te)}, seed {seed}): "
+    return (f"{name} ({about}, seed {seed}): "
             f"{len(scores)} candidates, test score min {scores[0]:.4f} q25 {q25:.4f} "
             f"median {q50:.4f} q75 {q75:.4f} max {scores[-1]:.4f}; gap of the two best "
             f"{scores[-1] - scores[-2]:.4f} ({time.perf_counter() - t0:.0f} s)")
@@ -49,9 +55,7 @@ def spread(name: str, seed: int) -> str:
 def answer(name: str, seed: int) -> str:
     """One line: the default search's answer among the candidates it evaluated at the top
     fidelity, cross-validated against test scores."""
-    task = h2h.TASKS[name]
-    X, X_te, y, y_te, _ = h2h._data(task, seed)
-    test = h2h._TestScore(task, X, y, X_te, y_te)
+    task, X, y, test, _ = _load(name, seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
