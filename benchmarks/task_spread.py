@@ -8,10 +8,11 @@ Printed: min, quartiles, max and the gap between the two best.
 
 With ``--answer`` the default ``MFTuner`` runs instead, as ``mftune bench
 head-to-head`` runs it, and every candidate it evaluated at the top fidelity
-is scored on test the same way. Printed per run: the answer's CV and test scores and the
-test rank of the latter, the best candidate on test and its CV rank, how many
-candidates lie within the search's ε of the CV leader and the spread of their
-test scores, and Spearman's rank correlation of CV and test scores.
+is scored on test the same way. Printed per run: the answer's CV and test
+scores and the test rank of the latter, the best candidate on test and its
+CV rank, how many candidates lie within the search's ε of the CV leader and
+the spread of their test scores, and Spearman's rank correlation of CV and
+test scores.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/task_spread.py svm-letter mlp-letter``
 (``--seed N`` the first seed, ``--seeds K`` how many; minutes on 2 cores: every

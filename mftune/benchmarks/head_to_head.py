@@ -71,9 +71,8 @@ from .tuner_vs_halving import TASKS as HALVING_TASKS
 from .tuner_vs_halving import Row, Task, _split, tuner_options
 
 __all__ = ["HELD_AT", "METHODS", "REFERENCES", "TASKS", "Row", "build_mftuner", "dense_grid",
-           "format_table",
-           "held_scores", "load_baseline", "paired_signs", "report_json", "rows_to_json",
-           "run_task", "shift_space", "summarize"]
+           "format_table", "held_scores", "load_baseline", "paired_signs", "report_json",
+           "rows_to_json", "run_task", "shift_space", "summarize"]
 
 
 def _kde_data(seed: int, n: int = 6000):
