@@ -14,6 +14,12 @@ CV rank, how many candidates lie within the search's ε of the CV leader and
 the spread of their test scores, and Spearman's rank correlation of CV and
 test scores.
 
+With ``--first N`` the first ``N`` trials of Optuna's TPE for the seed (its
+start-up trials, drawn at random by ``TPESampler(seed=seed)`` as the
+head-to-head seeds it) are scored on test the same way, each with its position
+in every range of the space (0 the low end, 1 the high end, on the range's
+scale): the head-to-head's early TPE answers are these configurations.
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/task_spread.py svm-letter mlp-letter``
 (``--seed N`` the first seed, ``--seeds K`` how many; minutes on 2 cores: every
 candidate is one fit on the pool, and ``--answer`` adds the task's budget per run).
@@ -79,14 +85,39 @@ def answer(name: str, seed: int) -> str:
             f"({tuner.stopping_reason_}, {time.perf_counter() - t0:.0f} s)")
 
 
+def first_trials(name: str, seed: int, n: int) -> str:
+    """One line: TPE's first ``n`` trials for ``seed``, their place in the space and test score."""
+    import optuna  # the peer benchmark's optional dependency (``mftune[bench]``)
+
+    from mftune.benchmarks.peers import _optuna_params
+
+    task, _, _, test, _ = _load(name, seed)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize",
+                                sampler=optuna.samplers.TPESampler(seed=seed))
+    parts = []
+    for _ in range(n):
+        trial = study.ask()
+        params = _optuna_params(trial, task.space)
+        study.tell(trial, 0.0)  # start-up trials are drawn at random: the value is not read
+        place = ",".join(f"{float(dim.to_unit([params[key]])[0]):.2f}"
+                         for key, dim in task.space.items())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parts.append(f"({place}) test {test(params):.4f}")
+    return f"{name} seed {seed}: TPE's first {n} trials at " + "; ".join(parts)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tasks", nargs="+", choices=sorted(h2h.TASKS))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--answer", action="store_true")
+    ap.add_argument("--first", type=int, default=0, metavar="N")
     args = ap.parse_args(argv)
-    line = answer if args.answer else spread
+    line = (answer if args.answer else
+            (lambda name, seed: first_trials(name, seed, args.first)) if args.first else spread)
     for name in args.tasks:
         for seed in range(args.seed, args.seed + args.seeds):
             print(line(name, seed), flush=True)
