@@ -105,7 +105,8 @@ def first_trials(name: str, seed: int, n: int) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             parts.append(f"({place}) test {test(params):.4f}")
-    return f"{name} seed {seed}: TPE's first {n} trials at " + "; ".join(parts)
+    trials = f"first {n} trials" if n > 1 else "first trial"
+    return f"{name} seed {seed}: TPE's {trials} at " + "; ".join(parts)
 
 
 def main(argv=None) -> None:
