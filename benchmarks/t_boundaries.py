@@ -32,12 +32,8 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from scipy import special
 
-
-def union_quantile(n: np.ndarray, delta: float) -> np.ndarray:
-    """``q_t`` of the top phase's paired t-tests after ``n`` rounds (``delta`` = δ')."""
-    return -special.stdtrit(n - 1, delta / (n * (n + 1.0)))
+from mftune.policies.top_glr import paired_t_quantile
 
 
 def mixture_boundary(n: np.ndarray, delta: float, c: float) -> np.ndarray:
@@ -71,7 +67,8 @@ def main(argv=None) -> None:
     n = np.array([3, 4, 6, 8, 9, 12, 16, 24, 32, 64])
     print(f"delta' = {delta:.3g} (delta_g {args.delta_g:g} over {args.arms - 1} comparisons)")
     print("rounds " + " ".join(f"{k:>6d}" for k in n))
-    print("union  " + " ".join(f"{q:6.2f}" for q in union_quantile(n, delta)))
+    print("union  " + " ".join(f"{q:6.2f}" for q in
+                              paired_t_quantile(n, args.delta_g, args.arms)))
     for c in args.c:
         print(f"c={c:<4g} " + " ".join(f"{q:6.2f}" for q in mixture_boundary(n, delta, c)))
     if args.check:

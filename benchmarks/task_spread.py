@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 from scipy import stats
@@ -117,8 +118,12 @@ def main(argv=None) -> None:
     ap.add_argument("--answer", action="store_true")
     ap.add_argument("--first", type=int, default=0, metavar="N")
     args = ap.parse_args(argv)
-    line = (answer if args.answer else
-            (lambda name, seed: first_trials(name, seed, args.first)) if args.first else spread)
+    if args.answer:
+        line = answer
+    elif args.first:
+        line = partial(first_trials, n=args.first)
+    else:
+        line = spread
     for name in args.tasks:
         for seed in range(args.seed, args.seed + args.seeds):
             print(line(name, seed), flush=True)

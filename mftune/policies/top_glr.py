@@ -46,7 +46,7 @@ from scipy import special
 
 from .glr import GLRStopping, paired_mixture_threshold
 
-__all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR"]
+__all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR", "paired_t_quantile"]
 
 #: The tests of the final phase (``top_glr``): the GLR test with the proven
 #: ``"paired-mixture"`` threshold or two of :data:`~mftune.policies.glr.THRESHOLDS`
@@ -55,6 +55,14 @@ __all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR"]
 TOP_GLR = ("paired-mixture", "practical", "theory", "paired-t")
 #: Share of the final phase's δ given to the GLR test (the rest to its eliminations).
 GLR_SHARE = 0.5
+
+
+def paired_t_quantile(t, delta: float, n_arms: int):
+    """``q_t`` of the paired t-tests after ``t >= 2`` rounds (scalar or array): the
+    ``1 − delta / ((n_arms − 1) t (t + 1))`` quantile of Student's t with ``t − 1``
+    degrees of freedom (module docstring)."""
+    # Student's t upper quantile, -stdtrit(df, p) (what scipy.stats.t.isf computes)
+    return -special.stdtrit(t - 1, delta / ((n_arms - 1) * t * (t + 1.0)))
 
 
 def _t_score(lead: np.ndarray, sd: np.ndarray, t: int) -> np.ndarray:
@@ -124,8 +132,7 @@ class TopGLR:
         leader = int(np.argmax(means))
         d = self.top_rewards_[arms[leader], :t] - self.top_rewards_[arms, :t]
         lead, sd = d.mean(axis=1), d.std(axis=1, ddof=1)
-        # Student's t upper quantile, -stdtrit(df, p) (what scipy.stats.t.isf computes)
-        q = -special.stdtrit(t - 1, self.glr_delta() / ((self.n_arms - 1) * t * (t + 1.0)))
+        q = paired_t_quantile(t, self.glr_delta(), self.n_arms)
         others = np.arange(arms.size) != leader
         beaten = others & (_t_score(lead, sd, t) >= q)
         if beaten.any():
