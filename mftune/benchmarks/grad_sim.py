@@ -22,11 +22,13 @@ means bounds the minimum from above;
 the arm of the last exact solution and that bound is below the threshold
 (with a relative margin of 1e-9 against rounding), the run cannot stop at
 this pull and the exact solve is skipped; otherwise the exact statistic
-decides, as in the policy. Far from stopping, η moves little from pull to
-pull, so most pulls skip the solve. With four runs or fewer left the
-statistic is solved at every pull: it then rides in the call that solves
-the next gradient (when both max-min the pair values: ``statistic`` and
-``gradient`` both ``"code"``), which costs less than the bound's test.
+decides, as in the policy (and, with the policy's ``top_test``, the test
+of the top fidelity alone, solved for every run not stopped). Far from
+stopping, η moves little from pull to pull, so most pulls skip the solve.
+With four runs or fewer left the statistic is solved at every pull: it
+then rides in the call that solves the next gradient (when both max-min
+the pair values: ``statistic`` and ``gradient`` both ``"code"``), which
+costs less than the bound's test.
 
 Exactness. Run ``r`` reads its rewards from ``numpy.random.default_rng([seed,
 r])`` as :func:`mftune.benchmarks.simulate.simulate_runs` does (one variate
@@ -55,6 +57,19 @@ __all__ = ["simulate_grad_batch"]
 #: With this many runs left or fewer, the GLR statistic is solved at every pull: it then
 #: rides in the gradient's call at almost no cost, less than the upper-bound test's.
 _FEW_RUNS = 4
+
+
+def _top_test(glr, mu, w, stop, arm) -> None:
+    """The GLR test of the top fidelity alone for the runs not stopped; updates in place."""
+    rest = np.flatnonzero(~stop)
+    if not rest.size:
+        return
+    value, top_arm, _, _, _ = characteristic_values(mu[rest, :, -1:], w[rest, :, -1:],
+                                                    np.zeros(1), glr.sigma,
+                                                    epsilon=glr.epsilon)
+    hit = value >= glr.top_threshold(w[rest, :, -1].sum(axis=1))
+    stop[rest[hit]] = True
+    arm[rest[hit]] = top_arm[hit]
 
 
 def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed: int = 0, *,
@@ -182,6 +197,8 @@ def simulate_grad_batch(env: SimulatedBandit, policy: MFGRAD, n_runs: int, seed:
                 stop[solve] = value >= beta
                 last[solve] = np.stack([arm[solve], bb], axis=1)
                 eta[solve] = np.stack([th_i[:, -1], th_b[:, -1]], axis=1)
+            if policy.glr.split:
+                _top_test(policy.glr, mu, w, stop, arm)
         done = stop | (n_pulls >= max_pulls)
         if done.any():
             d = ids[done]

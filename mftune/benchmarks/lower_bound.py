@@ -57,6 +57,9 @@ __all__ = [
 
 FAMILIES = ("iise", "wang", "mfgrad", "mfucb")
 POLICIES = ("SE", "IISE", "IISE-gamma", "MFE", "LUCB-A", "LUCB-B", "LUCB-C", "GRAD", "MF-GRAD")
+#: Run only when named: MF-GRAD whose GLR rule also tests the top fidelity alone (δ/2 each).
+EXTRA_POLICIES = ("MF-GRAD-top",)
+GRAD_POLICIES = ("GRAD", "MF-GRAD", "MF-GRAD-top")
 LABEL = {"LUCB-A": "LUCB-Explore-A", "LUCB-B": "LUCB-Explore-B", "LUCB-C": "LUCB-Explore-C",
          "IISE-gamma": "IISE-γ"}
 ELIMINATION = ("SE", "IISE", "IISE-gamma", "MFE")
@@ -212,14 +215,16 @@ def make_grad(env, kind="MF-GRAD", delta=0.01, learning_rate=None, run_index=0, 
               gradient="code"):
     """A GRAD or MF-GRAD policy for ``env`` (the interface of ``mftune.policies.mf_grad``).
 
+    ``kind`` is one of :data:`GRAD_POLICIES` ("MF-GRAD-top": ``top_test=True``).
     ``learning_rate=None`` keeps the class's default (the theory rate);
     ``gradient`` is :class:`~mftune.policies.mf_grad.MFGRAD`'s. GRAD takes the
     full instance and pulls its top fidelity only.
     """
-    cls = {"GRAD": GRAD, "MF-GRAD": MFGRAD}[kind]
+    cls = GRAD if kind.startswith("GRAD") else MFGRAD
     return cls(env.n_arms, env.costs, env.xi, delta=delta,
                variance_proxy=env.variance_proxy, learning_rate=learning_rate,
-               random_state=[int(seed), int(run_index), 1], gradient=gradient)
+               random_state=[int(seed), int(run_index), 1], gradient=gradient,
+               top_test=kind == "MF-GRAD-top")
 
 
 #: How LUCB's [0, 1] constants meet Gaussian rewards of standard deviation σ: the
@@ -290,7 +295,7 @@ def run_lucb(inst, procedure, delta, n_runs, seed, n_jobs, max_pulls, convention
 #: pulls, 150 s of CPU for 4 runs; MF-GRAD: no stop within 10⁶ pulls, 260 s of CPU per
 #: run). A 100-run cell would take hours; GRAD (one fidelity) runs.
 MAX_ARM_FIDELITIES = 40
-PULL_BY_PULL_MF = ("LUCB-A", "LUCB-B", "LUCB-C", "MF-GRAD")
+PULL_BY_PULL_MF = ("LUCB-A", "LUCB-B", "LUCB-C", "MF-GRAD", "MF-GRAD-top")
 
 
 def skip_reason(policy: str, inst: Instance) -> str | None:
@@ -300,7 +305,7 @@ def skip_reason(policy: str, inst: Instance) -> str | None:
     km = inst.env.n_arms * inst.env.n_fidelities
     if policy in PULL_BY_PULL_MF and km > MAX_ARM_FIDELITIES:
         return f"K·M = {km} > {MAX_ARM_FIDELITIES}: too slow for this table"
-    if policy == "MF-GRAD" and outside_model(inst.env):
+    if policy.startswith("MF-GRAD") and outside_model(inst.env):
         # Outside the model few arms are ruled out and most pulls solve most of the K(K−1)
         # pair problems: about 5 ms per step for 100 runs of wang-table2, 10⁵ steps.
         return "means outside their bias bounds ξ: no bound, outside MF-GRAD's model"
@@ -399,8 +404,7 @@ def policy_setup(policy, inst, delta, seed=0, learning_rate=None, gradient="code
                    "IISE-gamma": partial(_iise_gamma, delta=delta),
                    "MFE": partial(_mfe, delta=delta, c=inst.mfe_c)}[policy]
     else:
-        kind = "GRAD" if policy.startswith("GRAD") else "MF-GRAD"
-        factory = partial(make_grad, kind=kind, delta=delta, learning_rate=learning_rate,
+        factory = partial(make_grad, kind=policy, delta=delta, learning_rate=learning_rate,
                           seed=seed, gradient=gradient)
     factory(env)
     return env, factory
@@ -470,7 +474,7 @@ def _weight(policy: str, inst: Instance, bound: BoundInfo) -> float:
     if policy in ELIMINATION:
         return float(env.n_arms)
     c_star = bound.c_star if bound is not None and bound.c_star is not None else 1.0
-    size = env.n_arms * env.n_fidelities if policy == "MF-GRAD" else env.n_arms
+    size = env.n_arms * env.n_fidelities if policy.startswith("MF-GRAD") else env.n_arms
     return 1e6 + c_star / float(env.costs[0]) * size
 
 
@@ -491,7 +495,7 @@ def run_cells(instances, policies=POLICIES, delta=0.01, n_runs=100, seed=0, n_jo
     bounds = bounds if bounds is not None else {i.name: instance_bound(i.env) for i in instances}
     tasks = [(p, inst) for inst in instances for p in policies]
     jobs = [delayed(run_cell)(p, inst, delta, n_runs, seed, 1, max_pulls, bounds[inst.name],
-                              learning_rate=learning_rate if p in ("GRAD", "MF-GRAD") else None,
+                              learning_rate=learning_rate if p in GRAD_POLICIES else None,
                               gradient=gradient)
             for p, inst in tasks]
     workers = 1 if n_jobs in (None, 1) else effective_n_jobs(n_jobs)

@@ -9,6 +9,7 @@ import click
 import numpy as np
 
 from ..benchmarks.lower_bound import (
+    EXTRA_POLICIES,
     FAMILIES,
     GRAD_LEARNING_RATE,
     LABEL,
@@ -115,7 +116,9 @@ def _plot(plot_file, per_delta, instances, bounds):
 @click.option("--families", default="wang,mfgrad,mfucb,iise", show_default=True,
               help="Comma-separated subset of " + ", ".join(FAMILIES) + ".")
 @click.option("--policies", default=",".join(POLICIES), show_default=True,
-              help="Comma-separated subset of " + ", ".join(POLICIES) + ".")
+              help="Comma-separated subset of " + ", ".join(POLICIES + EXTRA_POLICIES)
+              + " (MF-GRAD-top, run only when named: MF-GRAD whose GLR rule also tests the "
+              "top fidelity alone, δ/2 each).")
 @click.option("--instances", default=None,
               help="Comma-separated instance names to keep (default: every instance of the "
                    "families).")
@@ -163,7 +166,7 @@ def lower_bound(runs, delta, families, policies, instances, instance_dir, max_pu
             raise click.BadParameter(f"{learning_rate!r} is neither a positive number nor "
                                      "'theory'", param_hint="--learning-rate")
     fams = parse_list(families, FAMILIES, "--families")
-    pols = parse_list(policies, POLICIES, "--policies")
+    pols = parse_list(policies, POLICIES + EXTRA_POLICIES, "--policies")
     loaded = {fam: load_family(fam, instance_dir, seed) for fam in fams}
     if instances is not None:
         keep = [v.strip() for v in instances.split(",") if v.strip()]

@@ -36,6 +36,14 @@ counts are unequal.
 With ``epsilon = ε > 0`` the pair values are those of ε-good answers
 (:func:`~mftune.policies.lower_bound.pair_values`): the test then certifies
 an arm within ε of the best.
+
+With ``top_test=True`` and several fidelities, a second GLR test runs on the
+top fidelity's samples alone (the statistic of one fidelity, the threshold
+with ``M = 1`` and ``t`` the top fidelity's samples), and each test gets
+``δ/2``: the rule stops when either passes, δ-correct by a union bound when
+both thresholds are valid [RECON]. Every threshold above grows with ``M``
+(``M log(1 + log t)`` in the practical one), so on instances whose hard
+pairs are settled at the top fidelity the top test needs fewer samples.
 """
 
 from __future__ import annotations
@@ -140,10 +148,14 @@ class GLRStopping:
     epsilon : float, default=0.0
         ε >= 0: certify an arm within ε of the best (the ε pair values of
         :func:`~mftune.policies.lower_bound.pair_values`).
+    top_test : bool, default=False
+        Also test the top fidelity's samples alone, each test at δ/2 (see
+        the module docstring) [RECON]. Ignored with one fidelity.
     """
 
     def __init__(self, n_arms: int, xi, sigma: float, delta: float,
-                 threshold="practical", statistic: str = "code", epsilon: float = 0.0):
+                 threshold="practical", statistic: str = "code", epsilon: float = 0.0,
+                 top_test: bool = False):
         self.n_arms = int(n_arms)
         self.xi = np.asarray(xi, dtype=float).reshape(-1)
         self.sigma = float(sigma)
@@ -162,10 +174,20 @@ class GLRStopping:
         self.epsilon = float(epsilon)
         self.threshold_name = threshold if isinstance(threshold, str) else "custom"
         self.statistic_name = statistic
+        self.top_test = bool(top_test)
+
+    @property
+    def split(self) -> bool:
+        """Whether the top test runs (``top_test`` with several fidelities): δ/2 each."""
+        return self.top_test and self.xi.size > 1
 
     def threshold(self, t):
-        """``β(t, δ)``."""
-        return self._beta(t, self.delta, self.n_arms, self.xi.size)
+        """``β(t, δ)`` of the test on every fidelity (``δ/2`` when the top test runs)."""
+        return self._beta(t, self.delta / (2 if self.split else 1), self.n_arms, self.xi.size)
+
+    def top_threshold(self, t_top):
+        """``β(t_top, δ/2)`` of the top test, with ``M = 1``."""
+        return self._beta(t_top, self.delta / 2, self.n_arms, 1)
 
     def statistic(self, counts, means) -> tuple[float, int]:
         """``(Λ, arm)`` from counts and means of shape (K, M); ``(0, -1)`` if a count is 0."""
@@ -177,10 +199,32 @@ class GLRStopping:
             excess=self.statistic_name == "glr", epsilon=self.epsilon)
         return value, arm
 
-    def test(self, counts, means, t=None) -> tuple[bool, float, float, int]:
-        """``(stop, Λ, β, arm)``; ``t`` defaults to the number of samples ``Σ N``."""
+    def top_statistic(self, counts, means) -> tuple[float, int]:
+        """``(Λ, arm)`` of the top fidelity's samples alone (the last column)."""
+        counts = np.asarray(counts, dtype=float)[:, -1:]
+        if np.any(counts <= 0):
+            return 0.0, -1
+        value, arm, _, _, _ = characteristic_value(
+            np.asarray(means, dtype=float)[:, -1:], counts, np.zeros(1), self.sigma,
+            epsilon=self.epsilon)
+        return value, arm
+
+    def test(self, counts, means, t=None, t_top=None) -> tuple[bool, float, float, int]:
+        """``(stop, Λ, β, arm)``; ``t`` defaults to the number of samples ``Σ N``.
+
+        With the top test, ``t_top`` (default: the last column's sum) is its
+        sample count; when it passes and the other does not, its ``Λ``, ``β``
+        and arm are returned.
+        """
         counts = np.asarray(counts)
         t = float(counts.sum()) if t is None else float(t)
         value, arm = self.statistic(counts, means)
         beta = float(self.threshold(t))
-        return bool(arm >= 0 and value >= beta), value, beta, arm
+        stop = bool(arm >= 0 and value >= beta)
+        if self.split and not stop:
+            t_top = float(counts[:, -1].sum()) if t_top is None else float(t_top)
+            top_value, top_arm = self.top_statistic(counts, means)
+            top_beta = float(self.top_threshold(t_top))
+            if top_arm >= 0 and top_value >= top_beta:
+                return True, top_value, top_beta, top_arm
+        return stop, value, beta, arm

@@ -181,6 +181,10 @@ class MFGRAD(Policy):
     batch_size : int, default=1
         Pulls per :meth:`ask`: that many tracking steps, each counting the
         pulls already asked as done [RECON; 1 is the paper's algorithm].
+    top_test : bool, default=False
+        Also stop when the top fidelity's samples alone pass the GLR test,
+        each test at δ/2 (:class:`~mftune.policies.glr.GLRStopping`) [RECON;
+        False is the paper's algorithm]. GRAD has one fidelity: no top test.
     """
 
     _theory_threshold = "theory"
@@ -188,7 +192,7 @@ class MFGRAD(Policy):
     def __init__(self, n_arms: int, costs, xi, delta: float, variance_proxy: float,
                  learning_rate: float | None = None, threshold="practical",
                  statistic: str = "code", stopping: bool = True, random_state=None,
-                 batch_size: int = 1, gradient: str = "code"):
+                 batch_size: int = 1, gradient: str = "code", top_test: bool = False):
         costs = check_costs(costs, "costs")
         super().__init__(n_arms, costs.size, random_state)
         self.costs = costs
@@ -202,6 +206,7 @@ class MFGRAD(Policy):
         if gradient not in STATISTICS:
             raise ValueError(f"gradient must be one of {STATISTICS}; got {gradient!r}")
         self.gradient = gradient
+        self.top_test = bool(top_test)
         self.batch_size = check_batch_size(batch_size)
         fids = self._fidelities()
         self.fids_ = fids
@@ -210,7 +215,8 @@ class MFGRAD(Policy):
         K, Mu = self.n_arms, fids.size
         if threshold == "theory":
             threshold = self._theory_threshold
-        self.glr = GLRStopping(K, self.xi_, self.sigma, self.delta, threshold, statistic)
+        self.glr = GLRStopping(K, self.xi_, self.sigma, self.delta, threshold, statistic,
+                               top_test=top_test)
         self.gains_ = np.zeros((K, Mu))       # G, cumulative gains
         self.n_gradients_ = 0                 # n, gains fed so far
         self.omega_ = np.full((K, Mu), 1.0 / (K * Mu))  # learner's action ω̃ (cost proportions)
@@ -325,7 +331,8 @@ class MFGRAD(Policy):
             return
         counts = self.stats.counts[self.fids_].T
         info = counts if self.scale_ is None else counts * self.scale_
-        stop, value, beta, arm = self.glr.test(info, self._means_km(), t=float(counts.sum()))
+        stop, value, beta, arm = self.glr.test(info, self._means_km(), t=float(counts.sum()),
+                                               t_top=float(counts[:, -1].sum()))
         self.glr_value_, self.glr_threshold_, self.glr_arm_ = value, beta, arm
         self.stopped_ = stop
 
@@ -343,6 +350,7 @@ class MFGRAD(Policy):
             "threshold_rule": self.glr.threshold_name,
             "statistic": self.glr.statistic_name,
             "gradient": self.gradient,
+            "top_test": self.glr.split,
             "glr_arm": int(self.glr_arm_),
             "gradient_steps": int(self.n_gradients_),
             "learning_rate": None if self.learning_rate is None else self.learning_rate,

@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from mftune.benchmarks.bandits import BernoulliBandit, load_instance
+from mftune.benchmarks.bandits import BernoulliBandit, GaussianBandit, load_instance
 from mftune.benchmarks.grad_sim import simulate_grad_batch
 from mftune.benchmarks.lower_bound import make_grad
 from mftune.benchmarks.mfgrad_paper import simulate_iise_code
@@ -40,6 +40,19 @@ def test_make_grad_hands_its_options_to_both_kinds(data_dir, kind):
     pol = make_grad(env, kind, 0.01, learning_rate=0.25, gradient="glr")
     assert (pol.learning_rate, pol.gradient, pol.delta) == (0.25, "glr", 0.01)
     assert make_grad(env, kind).learning_rate is None  # the theory rate
+
+
+def test_batch_equals_policy_with_the_top_test():
+    # three arms whose top means are far apart, two fidelities whose cheap means are
+    # nearly useless (ξ large): runs stop on the top test, sooner than without it
+    env = GaussianBandit(np.array([[0.5, 0.5, 0.5], [0.3, 0.6, 0.45]]), [0.5, 1.0],
+                         sigma=0.2, xi=[0.4, 0.0])
+    top = _same(env, partial(make_grad, kind="MF-GRAD-top", delta=0.05, learning_rate=0.25),
+                4, 50_000)
+    plain, _ = simulate_grad_batch(env, make_grad(env, "MF-GRAD", 0.05, learning_rate=0.25),
+                                   4, seed=3)
+    assert all(r.stopping_reason == "stopping-rule" and r.correct for r in top + plain)
+    assert sum(r.cost for r in top) < sum(r.cost for r in plain)
 
 
 def test_batch_equals_policy_with_cap_and_bernoulli():

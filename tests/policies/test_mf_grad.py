@@ -66,7 +66,8 @@ def test_initial_round_then_tracking():
     assert p.omega_.sum() == pytest.approx(1.0)
 
 
-def test_delta_correct_on_a_small_instance():
+@pytest.mark.parametrize("top_test", [False, True])
+def test_delta_correct_on_a_small_instance(top_test):
     # R seeded runs at δ = 0.1: if P(error) <= δ, the error count is Binomial(R, <= 0.1), and
     # P(Bin(100, 0.1) > 20) < 1e-3, so more than binom.ppf(0.999, 100, 0.1) = 20 errors
     # would refute δ-correctness at level 1e-3.
@@ -74,7 +75,7 @@ def test_delta_correct_on_a_small_instance():
     bound = int(binom.ppf(0.999, R, delta))
     errors, costs = 0, []
     for seed in range(R):
-        p = MFGRAD(3, COSTS, XI, delta, SIGMA**2, learning_rate=0.25)
+        p = MFGRAD(3, COSTS, XI, delta, SIGMA**2, learning_rate=0.25, top_test=top_test)
         simulate(p, MU, SIGMA, seed)
         assert p.done
         errors += p.recommend() != 1
@@ -84,6 +85,41 @@ def test_delta_correct_on_a_small_instance():
     assert errors <= 3
     c_star = cost_lower_bound(MU, COSTS, XI, SIGMA).c_star
     assert np.mean(costs) > c_star * np.log(1 / (2.4 * delta))
+
+
+def test_top_test_splits_delta_and_stops_on_the_top_fidelity_alone():
+    glr = GLRStopping(3, XI, SIGMA, 0.01, top_test=True)
+    assert glr.split
+    assert glr.threshold(100.0) == pytest.approx(practical_threshold(100.0, 0.005, 3, 2))
+    assert glr.top_threshold(80.0) == pytest.approx(practical_threshold(80.0, 0.005, 3, 1))
+    # one fidelity: nothing to split, the plain test
+    one = GLRStopping(3, [0.0], SIGMA, 0.01, top_test=True)
+    assert not one.split and one.threshold(100.0) == practical_threshold(100.0, 0.01, 3, 1)
+    # many top samples, one sample per arm below: the full statistic is a little larger
+    # (more data), the top test's threshold much smaller (M = 1, t = top samples)
+    counts = np.array([[1, 40], [1, 40], [1, 40]])
+    means = np.array([[0.45, 0.505], [0.62, 0.6], [0.38, 0.4]])
+    full, arm = glr.statistic(counts, means)
+    top, top_arm = glr.top_statistic(counts, means)
+    # Λ_top = (40·40/80)·0.095²/(2σ²) = 9.025; β = log(600) + log(1 + log 120) = 8.15 for
+    # the top test and log(600) + 2 log(1 + log 123) = 9.92 for the full one
+    assert arm == top_arm == 1 and top == pytest.approx(20 * 0.095**2 / (2 * SIGMA**2))
+    beta_full, beta_top = glr.threshold(123.0), glr.top_threshold(120.0)
+    assert beta_top < top <= full < beta_full  # so only the top test passes
+    assert glr.test(counts, means) == (True, top, beta_top, 1)
+    plain = GLRStopping(3, XI, SIGMA, 0.01)
+    assert plain.test(counts, means)[0] is False
+
+
+def test_top_statistic_never_exceeds_the_full_one():
+    # every pair value of the full problem adds the cheaper fidelities' non-negative terms
+    # to a more constrained alternative, so Λ_full >= Λ_top, MF-feasible means or not
+    rng = np.random.default_rng(2)
+    glr = GLRStopping(3, XI, SIGMA, 0.1, top_test=True)
+    for _ in range(50):
+        mu = MU + rng.normal(0, 0.05, MU.shape)
+        n = rng.integers(1, 50, MU.shape)
+        assert glr.statistic(n, mu)[0] >= glr.top_statistic(n, mu)[0] * (1 - 1e-12)
 
 
 def test_theory_threshold_stops_later():
