@@ -220,11 +220,12 @@ def make_grad(env, kind="MF-GRAD", delta=0.01, learning_rate=None, run_index=0, 
     ``gradient`` is :class:`~mftune.policies.mf_grad.MFGRAD`'s. GRAD takes the
     full instance and pulls its top fidelity only.
     """
-    cls = GRAD if kind.startswith("GRAD") else MFGRAD
+    cls, top_test = {"GRAD": (GRAD, False), "MF-GRAD": (MFGRAD, False),
+                     "MF-GRAD-top": (MFGRAD, True)}[kind]
     return cls(env.n_arms, env.costs, env.xi, delta=delta,
                variance_proxy=env.variance_proxy, learning_rate=learning_rate,
                random_state=[int(seed), int(run_index), 1], gradient=gradient,
-               top_test=kind == "MF-GRAD-top")
+               top_test=top_test)
 
 
 #: How LUCB's [0, 1] constants meet Gaussian rewards of standard deviation σ: the
@@ -404,8 +405,8 @@ def policy_setup(policy, inst, delta, seed=0, learning_rate=None, gradient="code
                    "IISE-gamma": partial(_iise_gamma, delta=delta),
                    "MFE": partial(_mfe, delta=delta, c=inst.mfe_c)}[policy]
     else:
-        factory = partial(make_grad, kind=policy, delta=delta, learning_rate=learning_rate,
-                          seed=seed, gradient=gradient)
+        factory = partial(make_grad, kind=policy.removesuffix("-CONST"), delta=delta,
+                          learning_rate=learning_rate, seed=seed, gradient=gradient)
     factory(env)
     return env, factory
 

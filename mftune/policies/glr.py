@@ -191,22 +191,19 @@ class GLRStopping:
 
     def statistic(self, counts, means) -> tuple[float, int]:
         """``(Λ, arm)`` from counts and means of shape (K, M); ``(0, -1)`` if a count is 0."""
+        return self._solve(counts, means, self.xi)
+
+    def top_statistic(self, counts, means) -> tuple[float, int]:
+        """``(Λ, arm)`` of the top fidelity's samples alone (the last column)."""
+        return self._solve(np.asarray(counts)[:, -1:], np.asarray(means)[:, -1:], np.zeros(1))
+
+    def _solve(self, counts, means, xi) -> tuple[float, int]:
         counts = np.asarray(counts, dtype=float)
         if np.any(counts <= 0):
             return 0.0, -1
         value, arm, _, _, _ = characteristic_value(
-            np.asarray(means, dtype=float), counts, self.xi, self.sigma,
+            np.asarray(means, dtype=float), counts, xi, self.sigma,
             excess=self.statistic_name == "glr", epsilon=self.epsilon)
-        return value, arm
-
-    def top_statistic(self, counts, means) -> tuple[float, int]:
-        """``(Λ, arm)`` of the top fidelity's samples alone (the last column)."""
-        counts = np.asarray(counts, dtype=float)[:, -1:]
-        if np.any(counts <= 0):
-            return 0.0, -1
-        value, arm, _, _, _ = characteristic_value(
-            np.asarray(means, dtype=float)[:, -1:], counts, np.zeros(1), self.sigma,
-            epsilon=self.epsilon)
         return value, arm
 
     def test(self, counts, means, t=None, t_top=None) -> tuple[bool, float, float, int]:
