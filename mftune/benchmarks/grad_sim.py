@@ -66,6 +66,7 @@ def _top_test(glr, mu, w, stop, arm) -> None:
         return
     value, top_arm, _, _, _ = characteristic_values(mu[rest, :, -1:], w[rest, :, -1:],
                                                     np.zeros(1), glr.sigma,
+                                                    excess=glr.statistic_name == "glr",
                                                     epsilon=glr.epsilon)
     hit = value >= glr.top_threshold(w[rest, :, -1].sum(axis=1))
     stop[rest[hit]] = True
