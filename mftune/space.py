@@ -460,9 +460,17 @@ class Space:
 
         The log-midpoint of a log-scaled range, the midpoint of a linear one,
         the median of a distribution, the middle of a list of choices: the
-        value ConfigSpace takes as a numeric hyperparameter's default.
+        value ConfigSpace takes as a numeric hyperparameter's default. A float
+        is given to 12 significant digits where that stays in its domain
+        (``Real(1e-1, 1e3, log=True)`` has centre ``10.0``, not the
+        ``9.999999999999998`` that ``exp`` of the mean logarithm gives).
         """
-        return self.from_unit(np.full(self.n_dims, 0.5))[0]
+        dims = self._single()
+        out = self.from_unit(np.full(self.n_dims, 0.5))[0]
+        for name, value in out.items():
+            if isinstance(value, float) and dims[name].contains(short := float(f"{value:.12g}")):
+                out[name] = short
+        return out
 
     def to_unit(self, configs: Sequence[Mapping]) -> np.ndarray:
         """Encode configurations as rows of ``[0, 1]^d`` (names in sorted order).

@@ -71,6 +71,15 @@ def test_the_centre_is_the_middle_of_each_encoding():
         Space([{"a": Real(0, 1)}, {"b": Real(0, 1)}]).centre()
 
 
+def test_the_centre_is_given_in_short_decimals_inside_its_domain():
+    # exp of the mean logarithm gives 9.999999999999998 and 0.10000000000000006 here
+    space = Space({"C": Real(1e-1, 1e3, log=True), "gamma": Real(1e-4, 1e2, log=True)})
+    assert space.centre() == {"C": 10.0, "gamma": 0.1}
+    # a value that 12 digits would move out of its one-point range is kept as it is
+    v = 0.12345678901234567
+    assert Space({"x": Real(v, v)}).centre() == {"x": v}
+
+
 def test_conditional_space_and_grid():
     space = Space([{"kernel": ["linear"], "C": Real(1, 10)},
                    {"kernel": ["rbf"], "C": Real(1, 10), "gamma": Real(0.1, 1)}])

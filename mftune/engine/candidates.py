@@ -59,7 +59,10 @@ def initial_design(space, n: int, rng) -> list[dict]:
         fresh = rng.random((len(units) - keep.size, space.n_dims))
         units = canonical(np.vstack([units[keep], fresh]))
     units = units[first_of_each(units)]
-    return space.from_unit(units)
+    configs = space.from_unit(units)
+    for i in np.flatnonzero(np.abs(units - centre).max(axis=1) < 1e-12):  # as centre() gives it
+        configs[i] = space.centre()
+    return configs
 
 
 def draw_candidates(space, n: int, rng: np.random.Generator, adaptive: bool) -> list[dict]:
