@@ -19,7 +19,7 @@ import copy
 import itertools
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -356,6 +356,8 @@ class Space:
     def __init__(self, spec: Mapping | Sequence[Mapping]):
         if isinstance(spec, Space):
             spec = spec.spec
+        if not isinstance(spec, (Mapping, Iterable)) or isinstance(spec, (str, bytes)):
+            raise ValueError(f"space must be a dict or a list of dicts; got {spec!r}")
         subspaces = [spec] if isinstance(spec, Mapping) else list(spec)
         if not subspaces:
             raise ValueError("space must be a non-empty dict or list of dicts")

@@ -103,6 +103,12 @@ def test_invalid_dimensions_name_the_parameter(make, name):
         make()
 
 
+@pytest.mark.parametrize("spec", [5, "C", None, 1.5])
+def test_a_space_that_is_not_a_dict_or_list_of_dicts_is_refused_by_name(spec):
+    with pytest.raises(ValueError, match=r"space must be a dict or a list of dicts; got"):
+        Space(spec)
+
+
 def test_check_names_lists_unknown():
     space = Space({"svc__C": Real(1, 2), "svc__bogus": [1, 2]})
     with pytest.raises(ValueError, match="svc__bogus"):

@@ -227,6 +227,8 @@ def storage_errors(tuner):
         yield
     except SettingRefused as exc:  # read off the calibration, after the file was written
         close_recorder(tuner)
+        if tuner.storage is None:  # no file: the message stands as it is
+            raise
         where = f"storage={str(tuner.storage)!r}"
         if tuner.__dict__.pop("_created_storage", False):
             remove_study_files(Path(os.fspath(tuner.storage)))

@@ -564,3 +564,10 @@ def test_a_refused_epsilon_leaves_no_study_file_and_the_corrected_fit_runs(data,
         small(storage=path, epsilon=100.0).fit(X, y)
     assert not any(tmp_path.iterdir())
     assert small(storage=path, epsilon=0.01).fit(X, y).n_pulls_ > 0 and path.exists()
+
+
+def test_a_refused_epsilon_without_storage_names_no_study_file(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"^epsilon=100 is larger") as info:
+        small(epsilon=100.0).fit(X, y)
+    assert "storage" not in str(info.value)
