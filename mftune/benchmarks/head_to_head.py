@@ -477,14 +477,20 @@ def paired_signs(rows: list[Row], summary: list[dict]) -> list[dict]:
     or level (equal values, or both never on target), and the two-sided exact
     sign test (``scipy.stats.binomtest``, p = 1/2, level seeds left out) says
     how likely so uneven a split is between methods that are equally good.
+    For the held test scores, the mean of MFTuner's score minus the peer's over
+    the seeds where both had a recommendation, with Student's 95 % interval
+    (``scipy.stats.ttest_1samp``): how large a difference the seeds can tell
+    from none.
 
     Returns
     -------
     list of dict
-        Keys ``criterion``, ``peer``, ``ahead``, ``behind``, ``level`` and
-        ``p_value`` (1.0 with no uneven seed); empty without MFTuner or a peer.
+        Keys ``criterion``, ``peer``, ``ahead``, ``behind``, ``level``,
+        ``p_value`` (1.0 with no uneven seed), and for the scores
+        ``mean_difference`` and ``ci95`` (``[low, high]``, None under two
+        seeds); empty without MFTuner or a peer.
     """
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest, ttest_1samp
 
     peers = {s["method"]: s for s in summary if s["method"] in PEERS}
     if not peers or not any(r.method == "MFTuner" for r in rows):
@@ -504,6 +510,12 @@ def paired_signs(rows: list[Row], summary: list[dict]) -> list[dict]:
         out.append({"criterion": crit, "peer": peer, "ahead": ahead, "behind": behind,
                     "level": len(seeds) - n,
                     "p_value": float(binomtest(ahead, n).pvalue) if n else 1.0})
+        if share is not None:
+            d = np.array([mf[s] - pe[s] for s in seeds])
+            d = d[np.isfinite(d)]
+            ci = ttest_1samp(d, 0.0).confidence_interval(0.95) if d.size >= 2 else None
+            out[-1].update(mean_difference=float(d.mean()) if d.size else np.nan,
+                           ci95=None if ci is None else [float(ci.low), float(ci.high)])
     return out
 
 
@@ -511,9 +523,16 @@ def _signs_line(signs: list[dict]) -> str | None:
     if not signs:
         return None
     parts = [f"{d['criterion']} vs {d['peer']} {d['ahead']}/{d['behind']}/{d['level']} "
-             f"(p = {d['p_value']:.2g})" for d in signs]
+             f"(p = {d['p_value']:.2g}{_difference(d)})" for d in signs]
     return (f"{'':14s} MFTuner against the best peer, seeds ahead/behind/level (two-sided "
             "sign test): " + "; ".join(parts))
+
+
+def _difference(d: dict) -> str:
+    if d.get("ci95") is None:
+        return ""
+    low, high = d["ci95"]
+    return f", mean difference {d['mean_difference']:+.5f} [{low:+.5f}, {high:+.5f}]"
 
 
 def _held_cell(summary: dict, key: str) -> str:
@@ -571,8 +590,8 @@ def report_json(rows: list[Row]) -> dict:
             return {k: clean(v) for k, v in x.items()}
         return _num(x) if isinstance(x, float) else x
     summary = summarize(rows)
-    paired = {task: paired_signs([r for r in rows if r.task == task],
-                                 [s for s in summary if s["task"] == task])
+    paired = {task: [clean(d) for d in paired_signs([r for r in rows if r.task == task],
+                                                    [s for s in summary if s["task"] == task])]
               for task in dict.fromkeys(r.task for r in rows)}
     return {"held_at": list(HELD_AT), "rows": rows_to_json(rows),
             "summary": [clean(s) for s in summary], "paired": paired}

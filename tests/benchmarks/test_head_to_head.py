@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from mftune.benchmarks.head_to_head import _test_at, _time_to_target, format_table
 from mftune.benchmarks.tuner_vs_halving import TASKS, Row, halving_min_resources
@@ -263,6 +264,16 @@ def test_paired_signs_count_seeds_against_the_best_peer_of_each_criterion():
     # at 100 % TPE (median 0.90) beats SMAC (0.80): ahead on 0 and 3, behind on 1 and 4.
     f = signs["test @100%"]
     assert (f["peer"], f["ahead"], f["behind"], f["level"]) == ("Optuna TPE", 2, 2, 1)
+    # the scores' mean difference and Student's 95 % interval, by the textbook formula;
+    # at 25 % the seed without a recommendation is left out of the mean
+    d = np.array([0.02, -0.05, 0.0, 0.03, -0.05])
+    half = stats.t.ppf(0.975, 4) * d.std(ddof=1) / np.sqrt(5)
+    assert f["mean_difference"] == pytest.approx(-0.01)
+    assert f["ci95"] == pytest.approx([-0.01 - half, -0.01 + half])
+    assert h["mean_difference"] == pytest.approx(np.mean([-0.09, -0.08, -0.19, -0.29]))
+    assert "ci95" not in t
+    assert f"test @100% vs Optuna TPE 2/2/1 (p = 1, mean difference -0.01000 [{-0.01 - half:+.5f}" \
+        in format_table(rows)
     assert "time-to-target vs Optuna TPE 2/1/2 (p = 1)" in format_table(rows)
     assert report_json(rows)["paired"]["t"][1]["behind"] == 5
     # No peer, or no MFTuner: nothing to pair.
