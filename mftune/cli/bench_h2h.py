@@ -16,8 +16,9 @@ from ._groups import OUT_FILE, bench, parse_list
 @click.option("--tasks", default="svm-magic-15k,hgb-letter,svm-magic-2k,kde", show_default=True,
               help="Comma-separated subset of svm-magic-15k, hgb-letter, svm-magic-2k, kde, "
                    "svm-letter, mlp-letter.")
-@click.option("--seeds", default=5, show_default=True, type=click.IntRange(min=1),
-              help="Seeds 0..SEEDS-1 (splits, candidates, samplers).")
+@click.option("--seeds", default=None, type=click.IntRange(min=1),
+              help="Seeds 0..SEEDS-1 (splits, candidates, samplers) [default: 5]; with "
+                   "--report, only those seeds' rows are summarised.")
 @click.option("--methods", default=None,
               help="Comma-separated subset of MFTuner, RandomizedSearchCV, "
                    "HalvingRandomSearchCV, Optuna TPE, Optuna TPE+Hyperband, SMAC, and the "
@@ -78,8 +79,10 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
     from ..policies.registry import available
 
     if report:
-        click.echo(format_table([r for path in report for r in _report(path)]))
+        rows = [r for path in report for r in _report(path)]
+        click.echo(format_table([r for r in rows if seeds is None or r.seed < seeds]))
         return
+    seeds = 5 if seeds is None else seeds
     chosen = parse_list(tasks, tuple(TASKS), "--tasks")
     extra = _tuner_params(tuner_params)
     if space_shift and (baseline or grid_file):

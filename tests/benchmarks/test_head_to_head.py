@@ -299,5 +299,11 @@ def test_report_reprints_an_earlier_json_report_without_running(tmp_path, monkey
     assert res.output.strip() == h2h.format_table(h2h.load_baseline(path, ())[1])
     # MFTuner sooner on seed 0 (1.0 < 2.0), level on 1, later on 2
     assert "time-to-target vs SMAC 1/1/1" in res.output
+    # --seeds 2 summarises seeds 0 and 1 only: ahead on 0, level on 1, nothing of seed 2
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--report", str(path),
+                                    "--seeds", "2"])
+    assert res.exit_code == 0, res.output
+    assert res.output.strip() == h2h.format_table([r for r in rows if r.seed < 2])
+    assert "time-to-target vs SMAC 1/0/1" in res.output and " 2/2 " in res.output
     res = CliRunner().invoke(main, ["bench", "head-to-head", "--report", str(tmp_path / "no")])
     assert res.exit_code == 2 and "--report" in res.output
