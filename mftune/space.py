@@ -356,7 +356,7 @@ class Space:
     def __init__(self, spec: Mapping | Sequence[Mapping]):
         if isinstance(spec, Space):
             spec = spec.spec
-        if not isinstance(spec, (Mapping, Iterable)) or isinstance(spec, (str, bytes)):
+        if not isinstance(spec, Iterable) or isinstance(spec, (str, bytes)):  # a dict is one
             raise ValueError(f"space must be a dict or a list of dicts; got {spec!r}")
         subspaces = [spec] if isinstance(spec, Mapping) else list(spec)
         if not subspaces:

@@ -50,7 +50,8 @@ def initial_design(space, n: int, rng) -> list[dict]:
         return np.sort(np.unique(np.round(u, 9), axis=0, return_index=True)[1])
 
     units = canonical(units)
-    centre = space.to_unit([space.centre()])[0]
+    middle = space.centre()
+    centre = space.to_unit([middle])[0]
     units[np.argmin(np.linalg.norm(units - centre, axis=1))] = centre
     for _ in range(8):
         keep = first_of_each(units)
@@ -61,7 +62,7 @@ def initial_design(space, n: int, rng) -> list[dict]:
     units = units[first_of_each(units)]
     configs = space.from_unit(units)
     for i in np.flatnonzero(np.abs(units - centre).max(axis=1) < 1e-12):  # as centre() gives it
-        configs[i] = space.centre()
+        configs[i] = dict(middle)
     return configs
 
 
