@@ -6,7 +6,13 @@ import numbers
 
 import numpy as np
 
-__all__ = ["geometric_schedule", "min_subset_size", "n_samples_schedule", "stratified_subset"]
+__all__ = ["geometric_schedule", "level_is_number", "min_subset_size", "n_samples_schedule",
+           "stratified_subset"]
+
+
+def level_is_number(value) -> bool:
+    """Whether a fidelity level is a real number (its cost prior is then its ratio)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def geometric_schedule(min_resources, max_resources, factor=3) -> list[int]:

@@ -17,18 +17,18 @@ script's seeds) and a ``phase`` attribute, plus the hooks ``acknowledge``,
 
 from __future__ import annotations
 
-import numbers
 import time
 
 import numpy as np
 
 from .._validation import check_bias
+from ..fidelity import level_is_number
 from ..policies import registry as algorithms
 from ..policies.adapters import PointArms, lucb_mu_tilde
 from ..policies.base import Pulls, leader
 from ..radii import iise_radius
 from ..study.jsonio import json_safe
-from ..study.record import statement
+from ..study.record import shown_gap, statement
 from ..study.replay import StudyMismatchError
 from .calibration import (
     CostTally,
@@ -61,11 +61,6 @@ def raise_if_all_failed(records) -> None:
     if records and all(r.status != "done" for r in records):
         raise ValueError(f"All the {len(records)} pulls failed. First error:\n"
                          f"{records[0].error or ''}")
-
-
-def level_is_number(value) -> bool:
-    """Whether a fidelity level is a real number (its cost prior is then its ratio)."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 class Search:
@@ -572,9 +567,12 @@ class Search:
         if reason in ("stopping-rule", "tie") and self.evaluator.repeats_splits():
             reason = "repeated-splits"  # the rule counted repeats as independent evidence
         self.stopping_reason_ = reason
+        self.epsilon_achieved_ = shown_gap(reason, policy, self.epsilon_,
+                                           self.evaluator.repeats_splits())
         self.guarantee_ = self.statement(reason)
         if self.recorder is not None:
-            self.recorder.store.update_state(tie=self.tie_, error=self.failure_)
+            self.recorder.store.update_state(tie=self.tie_, error=self.failure_,
+                                             gap=json_safe(self.epsilon_achieved_))
         return reason
 
     def _cancel_outstanding(self) -> None:
@@ -592,6 +590,8 @@ class Search:
         waves = getattr(self.policy_, "coverage", None)
         inner = getattr(self.policy_, "inner", self.policy_)  # a wave's policy
         return statement(reason, delta=self.delta, epsilon=self.epsilon_, sigma=self.sigma_,
+                         gap=shown_gap(reason, self.policy_, self.epsilon_,
+                                       self.evaluator.repeats_splits()),
                          bias_mode=self.bias_mode_, tie=self.tie_, failed=sum(
                              r.status != "done" for r in self.evaluator.records),
                          waves=waves() if waves is not None else None, top_test=getattr(

@@ -275,7 +275,7 @@ def study_summary(path) -> dict:
                          bias_mode=in_force.get("bias_mode", "known"),
                          tie=meta["state"].get("tie"), top_test=in_force.get("top_glr"),
                          waves=policy.coverage() if hasattr(policy, "coverage") else None,
-                         failed=out["failed"])
+                         failed=out["failed"], gap=meta["state"].get("gap"))
     out.update(status="finished" if reason in ("stopping-rule", "tie", "repeated-splits")
                else "running",
                alive=alive, best=best, statement=text)

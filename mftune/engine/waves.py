@@ -195,6 +195,9 @@ class Waves:
     journal : callable or None
         ``journal(wave, decide) -> (reason, configs)``: a wave's end as a study
         recorded it, ``decide()`` giving this run's (:meth:`_next`).
+
+    The wave policy's settings and ``gap_bound`` answer for it (its survivors hold the
+    best candidate evaluated on the certificate's event, so the bound covers them all).
     """
 
     def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_costs
-from .base import ArmStats, Pulls
+from .base import ArmStats, Pulls, check_evidence
 from .lucb import MultiFidelityLUCB
 
 __all__ = ["PointArms", "ScoreLUCB", "evidence_means", "lucb_mu_tilde"]
@@ -327,13 +327,8 @@ class PointArms:
             Candidate indices (into ``candidates``) and fidelities, one per score.
         rewards : array-like of float
         """
-        arms = np.asarray(arms, dtype=np.int64).reshape(-1)
-        fids = np.asarray(fidelities, dtype=np.int64).reshape(-1)
-        rewards = np.asarray(rewards, dtype=float).reshape(-1)
-        if not arms.size == fids.size == rewards.size:
-            raise ValueError("arms, fidelities and rewards must have the same length")
-        if arms.size and (arms.min() < 0 or arms.max() >= self.n_arms):
-            raise ValueError(f"arms must be candidate indices in [0, {self.n_arms})")
+        arms, fids, rewards = check_evidence(arms, fidelities, rewards, self.n_arms,
+                                             self.n_fidelities)
         cand, fid, means, _ = evidence_means(arms, fids, rewards, self.n_fidelities)
         points = self.space.to_unit([self.candidates[a] for a in cand])
         self.inner.add_evidence(points, fid, means)

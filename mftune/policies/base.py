@@ -224,6 +224,34 @@ class PolicySummary:
         }
 
 
+def check_evidence(arms, fidelities, rewards, n_arms: int,
+                   n_fidelities: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``add_evidence``'s arguments as flat arrays, refused by name when they do not fit.
+
+    Parameters
+    ----------
+    arms, fidelities : array-like of int
+    rewards : array-like of float
+    n_arms, n_fidelities : int
+        The policy's arms and fidelities.
+
+    Returns
+    -------
+    arms, fidelities, rewards : ndarray
+    """
+    arms = np.asarray(arms, dtype=np.int64).reshape(-1)
+    fidelities = np.asarray(fidelities, dtype=np.int64).reshape(-1)
+    rewards = np.asarray(rewards, dtype=float).reshape(-1)
+    if not (arms.size == fidelities.size == rewards.size):
+        raise ValueError("arms, fidelities and rewards must have the same length; got "
+                         f"{arms.size}, {fidelities.size} and {rewards.size}")
+    if arms.size and (arms.min() < 0 or arms.max() >= n_arms
+                      or fidelities.min() < 0 or fidelities.max() >= n_fidelities):
+        raise ValueError(f"arms must be in [0, {n_arms}) and fidelities in "
+                         f"[0, {n_fidelities})")
+    return arms, fidelities, rewards
+
+
 def outstanding(pending: np.ndarray, pulls: Pulls, message: str) -> tuple[np.ndarray, np.ndarray]:
     """``(fidelities, arms)`` of ``pulls``, once each is known to be outstanding in
     ``pending`` (M, K) as many times as it is given; else ValueError with ``message``.
@@ -380,6 +408,11 @@ class Policy(ABC):
     def nominal_costs(self) -> np.ndarray:
         """Per-fidelity costs the policy plans with (ones if it has none)."""
         return np.ones(self.n_fidelities)
+
+    def gap_bound(self) -> float:
+        """How far the recommendation's top-fidelity mean can lie below the best arm's, on
+        the policy's confidence event; ``nan`` for a policy that gives no such bound."""
+        return float("nan")
 
     # -- bookkeeping ----------------------------------------------------------
     @property

@@ -28,7 +28,8 @@ from .._validation import (
     check_variance_proxy,
 )
 from ..radii import iise_radius, mixture_radius, phase_length
-from .base import ArmStats, Policy, Pulls, leader, ranking
+from .base import ArmStats, Policy, Pulls, check_evidence, leader, ranking
+from .gap_bound import GapBound
 from .top_glr import GLR_SHARE, TOP_GLR, TopGLR
 
 __all__ = ["CONFIDENCES", "TOP_GLR", "PhasedElimination"]
@@ -37,7 +38,7 @@ __all__ = ["CONFIDENCES", "TOP_GLR", "PhasedElimination"]
 CONFIDENCES = ("iise", "mixture")
 
 
-class PhasedElimination(TopGLR, Policy):
+class PhasedElimination(TopGLR, GapBound, Policy):
     """Engine of the IISE family (use :class:`IISE`, :class:`IISEGamma`, :class:`MFE`, SE).
 
     Parameters
@@ -237,15 +238,8 @@ class PhasedElimination(TopGLR, Policy):
         arms, fidelities : array-like of int
         rewards : array-like of float
         """
-        arms = np.asarray(arms, dtype=np.int64).reshape(-1)
-        fidelities = np.asarray(fidelities, dtype=np.int64).reshape(-1)
-        rewards = np.asarray(rewards, dtype=float).reshape(-1)
-        if not (arms.size == fidelities.size == rewards.size):
-            raise ValueError("arms, fidelities and rewards must have the same length")
-        if arms.size and (arms.min() < 0 or arms.max() >= self.n_arms
-                          or fidelities.min() < 0 or fidelities.max() >= self.n_fidelities):
-            raise ValueError(f"arms must be in [0, {self.n_arms}) and fidelities in "
-                             f"[0, {self.n_fidelities})")
+        arms, fidelities, rewards = check_evidence(arms, fidelities, rewards, self.n_arms,
+                                                   self.n_fidelities)
         if self.evidence_ is None:
             self.evidence_ = ArmStats(self.n_arms, self.n_fidelities)
         self.evidence_.add(arms, fidelities, rewards, np.zeros(arms.size))

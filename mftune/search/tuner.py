@@ -15,8 +15,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import indexable
 
 from ..engine.candidates import draw_candidates, resolve_adaptive, resolve_wave_size
-from ..engine.search import Search, level_is_number, raise_if_all_failed
-from ..fidelity import min_subset_size, n_samples_schedule
+from ..engine.search import Search, raise_if_all_failed
+from ..fidelity import level_is_number, min_subset_size, n_samples_schedule
 from ..policies import registry as algorithms
 from ..space import Space
 from .continuation import fit_at_level, partial_fit_only, resolve_continuation, saved_seconds
@@ -107,20 +107,16 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         ``"grid"`` for the full grid (``grid_points`` values per numeric dimension).
     grid_points : int, default=5
     adaptive : {"auto", True, False}, default="auto"
-        Candidates that adapt (docs/tuner.md): the first ``n_candidates``
-        fill the space (a Sobol design), then, each time a wave ends (its
-        stopping rule holds, or few candidates survive a round at the top
-        fidelity), a surrogate fitted on every evaluation proposes
-        ``wave_size`` new candidates and a new wave runs over them and the
-        survivors, until the surrogate predicts no new candidate beats the
-        incumbent by more than ``epsilon`` (:mod:`mftune.engine.waves`).
-        ``"auto"``: waves for a sampled unconditional space with an
-        elimination algorithm (``"auto"``, ``"se"``, ``"iise"``,
-        ``"iise-gamma"``), unless ``storage`` holds a study written with a
-        fixed list; a fixed list otherwise; ``True``: waves or a
-        ``ValueError``; ``False``: the ``n_candidates`` random draws, fixed.
-        A study file records how each wave ended, so a resume follows it.
-        ``adaptive_`` says what ran.
+        Candidates that adapt (docs/tuner.md): the first ``n_candidates`` fill the space (a
+        Sobol design), then, each time a wave ends (its stopping rule holds, or few candidates
+        survive a round at the top fidelity), a surrogate fitted on every evaluation proposes
+        ``wave_size`` new candidates and a new wave runs over them and the survivors, until the
+        surrogate predicts no new candidate beats the incumbent by more than ``epsilon``
+        (:mod:`mftune.engine.waves`). ``"auto"``: waves for a sampled unconditional space with
+        an elimination algorithm (``"auto"``, ``"se"``, ``"iise"``, ``"iise-gamma"``), unless
+        ``storage`` holds a study written with a fixed list; a fixed list otherwise; ``True``:
+        waves or a ``ValueError``; ``False``: the ``n_candidates`` random draws, fixed. A study
+        file records how each wave ended, so a resume follows it. ``adaptive_`` says what ran.
     wave_size : int or "auto", default="auto"
         New candidates per wave (``"auto"``: ``n_candidates // 2``, at least 2).
     bias : {"adaptive", "estimate"} or sequence of float, default="adaptive"
@@ -228,7 +224,11 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         and ``bias_events_`` lists the adaptive growths.
     sigma_ : ndarray of shape (M,)
         Per-fidelity σ in force at the end (calibration pooled with the run's pulls).
-    epsilon_ : float or None
+    epsilon_, epsilon_achieved_ : float or None, float
+        The ε in force; how far below the best candidate evaluated the recommendation can
+        be, with probability ``>= 1 − delta`` on ``guarantee_``'s assumptions: ``epsilon_``
+        (0 without one) once certified, else what the run had shown when it stopped
+        (docs/tuner.md, "What a run stopped early has shown"); ``nan``: nothing.
     validation_ : {"proportional", "full"}
         The validation rows in force (``validation`` with ``"auto"`` resolved).
     adaptive_ : bool
@@ -254,23 +254,19 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
     continuation_ : str or None
         The continuation in use (``"warm_start"``, ``"partial_fit"`` or ``None``).
     continuation_saved_ : float
-        Estimated seconds the continuation saved: for every continued pull,
-        the cost of the same candidate's pulls fitted from scratch at that
-        fidelity minus its cost (or, without any, the fit seconds spent on the
-        continued model times the saving ratio measured where there are some:
-        :func:`~mftune.search.continuation.saved_estimates`); less all
-        seconds spent pickling models for the cache (so it can be negative). ``pulls_`` marks
-        continued pulls (``continued``, ``continued_from``, ``reused_cost``,
-        ``saved_cost``, ``cache_time``).
+        Estimated seconds the continuation saved: for every continued pull, the cost of the same
+        candidate's pulls fitted from scratch at that fidelity minus its cost (or, without any,
+        the fit seconds spent on the continued model times the saving ratio measured where there
+        are some: :func:`~mftune.search.continuation.saved_estimates`); less all seconds spent
+        pickling models for the cache (so it can be negative). ``pulls_`` marks continued pulls
+        (``continued``, ``continued_from``, ``reused_cost``, ``saved_cost``, ``cache_time``).
     """
 
     def __init__(self, estimator, space, *, fidelity="n_samples", fidelities=None,
-                 min_resources="auto", factor=3, validation="auto",
-                 continuation="auto",
+                 min_resources="auto", factor=3, validation="auto", continuation="auto",
                  algorithm="auto", algorithm_params=None, n_candidates=32,
                  grid_points=5, adaptive="auto", wave_size="auto", bias="adaptive",
-                 n_calibration=3, sigma=None, costs="measured",
-                 delta=0.05,
+                 n_calibration=3, sigma=None, costs="measured", delta=0.05,
                  epsilon="auto", budget=None, max_pulls=None, timeout=None, scoring=None,
                  cv=5, refit=True, error_score=np.nan, n_jobs=None, verbose=0,
                  random_state=None, storage=None):
@@ -523,6 +519,7 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         self.best_params_ = dict(self.candidates_[best])
         self.best_score_ = float(self.cv_results_[f"mean_test_{self._metric}"][best])
         self.guarantee_ = self._engine.statement(reason)
+        self.epsilon_achieved_ = self._engine.epsilon_achieved_
         self._say(1, f"stopped: {reason}; {self.guarantee_}")
         self._say(1, f"best #{best} {self.best_params_} score {self.best_score_:.4f} at "
                      f"{self.cv_results_['level_reached'][best]}")

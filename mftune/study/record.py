@@ -34,12 +34,42 @@ from ..policies.base import Policy
 from ..policies.registry import POLICIES, policy_from_settings
 from .store import StudyStore
 
-__all__ = ["StudyRecord", "apply_update", "statement"]
+__all__ = ["StudyRecord", "apply_update", "shown_gap", "statement"]
+
+
+def shown_gap(reason: str, policy, epsilon: float | None, repeats: bool) -> float:
+    """How far below the best candidate a search ended for ``reason`` has shown its
+    recommendation to be, with probability ``>= 1 − δ``.
+
+    Parameters
+    ----------
+    reason : str
+        As for :func:`statement`.
+    policy : Policy
+        The search's policy at the end.
+    epsilon : float or None
+        The search's ε.
+    repeats : bool
+        Whether some evaluation repeated an earlier one's data split.
+
+    Returns
+    -------
+    float
+        The certificate's ε (0: the best candidate, or a tie); for a search that
+        stopped early, ``policy.gap_bound()``; ``nan`` when nothing is shown
+        (repeated splits, or a policy without such a bound).
+    """
+    if reason in ("stopping-rule", "tie"):
+        return 0.0 if reason == "tie" else float(epsilon or 0.0)
+    if repeats or reason == "repeated-splits":  # not the independent evaluations assumed
+        return float("nan")
+    return float(getattr(policy, "gap_bound", lambda: np.nan)())
 
 
 def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_mode: str,
               tie: list | None = None, waves: dict | None = None,
-              top_test: str | None = None, proposed: bool = False, failed: int = 0) -> str:
+              top_test: str | None = None, proposed: bool = False, failed: int = 0,
+              gap: float | None = None) -> str:
     """The one guarantee statement of a search (or study) that ended for ``reason``.
 
     Parameters
@@ -72,6 +102,11 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
         score, a numeric ``error_score`` or else the lowest score seen
         (:func:`~mftune.study.outcomes.stand_in_rewards`), so the certificate
         is about the means with those stand-ins.
+    gap : float, optional
+        For a search that stopped early: the policy's bound on how far the
+        recommendation lies below the best candidate, on the event behind its
+        eliminations (:meth:`~mftune.policies.elimination.PhasedElimination.gap_bound`),
+        stated with its probability; ``None`` or ``nan``: no statement.
     """
     assumed = _assumptions(sigma, bias_mode, top_test, failed)
     if reason == "stopping-rule" and waves is not None:
@@ -96,6 +131,8 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
         return (f"no confidence statement: a Gaussian-process policy has no stopping rule "
                 f"(stopped: {reason}); the recommendation is the best configuration evaluated "
                 "at the highest fidelity reached")
+    if gap is not None and np.isfinite(gap):
+        return _shown_statement(reason, delta, epsilon, assumed, waves, gap)
     tail = "" if waves is None else (f" ({waves['n_candidates']} candidates evaluated in "
                                      f"{waves['n_waves']} wave(s))")
     return (f"no confidence statement: the search stopped early ({reason}); the "
@@ -115,6 +152,20 @@ def _assumptions(sigma, bias_mode: str, top_test: str | None, failed: int = 0) -
         text += (f"; {failed} failed pull(s) scored as error_score or else the lowest "
                  "score seen, so a candidate's failures count against it")
     return text
+
+
+def _shown_statement(reason: str, delta, epsilon, assumed: str, waves: dict | None,
+                     gap: float) -> str:
+    """What a search that stopped early has shown: the recommendation within ``gap``."""
+    want = f" at epsilon={epsilon:.4g}" if epsilon else ""
+    of, split = "the best candidate", ""
+    if waves is not None:
+        of = (f"the best of the {waves['n_candidates']} candidates evaluated in "
+              f"{waves['n_waves']} wave(s)")
+        split = "delta split over the waves; "
+    return (f"no certificate{want}: the search stopped early ({reason}); it has shown that "
+            f"with probability >= {1 - delta:g} the recommended candidate is within "
+            f"{gap:.4g} of {of} ({split}{assumed})")
 
 
 def _waves_statement(delta, epsilon, assumed: str, waves: dict) -> str:

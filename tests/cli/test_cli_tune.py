@@ -279,6 +279,23 @@ def test_all_failing_script_stops_with_an_error(in_tmp):
     assert s["failed"] == 0 and s["calibration"]["pulls"] == s["calibration"]["planned"]
 
 
+def test_a_capped_script_study_states_the_gap_it_has_shown(in_tmp):
+    # a cap before the rule: the run and `mftune status` state the same bound, whose
+    # number is the study's record of it
+    Path("space.toml").write_text(X_SPACE + 'pass = "env"\n[study]\npath = "c.db"\n'
+                                  'n_candidates = 4\n')
+    score = ("import json, os, random; x = json.loads(os.environ['MFTUNE_PARAMS'])['x']; "
+             "print('mftune-score:', x + random.gauss(0, 0.05))")
+    res = invoke("tune", "space.toml", "--max-pulls", 20, "--", sys.executable, "-c", score)
+    assert res.exit_code == 0, res.output
+    s = status_json("c.db")
+    assert "the search stopped early (max-pulls); it has shown that with probability >= " \
+        in s["statement"]
+    assert s["statement"] in res.output
+    gap = float(s["statement"].split(" of the best")[0].rsplit("within ", 1)[1])
+    assert 0 < gap < 10
+
+
 #: A one-parameter space file with two fidelities; tests append their own tables.
 X_SPACE = ('[parameters]\nx = { type = "real", low = 0, high = 1 }\n'
            '[fidelity]\nname = "n"\nvalues = [1, 2]\n')

@@ -424,8 +424,12 @@ def test_status_of_a_capped_tuner_study_says_where_it_stopped(data, tmp_path):
     res = CliRunner().invoke(main, ["status", str(path)])
     assert res.exit_code == 0, res.output
     assert "running (last run stopped: max-pulls)" in res.output
-    assert "no confidence statement: the search stopped early (max-pulls)" in res.output
+    # the statement the run made, bound included, whoever reads the study
+    assert t.guarantee_.startswith("no certificate at epsilon=")
+    assert "the search stopped early (max-pulls); it has shown that" in t.guarantee_
+    assert t.guarantee_ in res.output
     s = json.loads(CliRunner().invoke(main, ["status", str(path), "--json"]).output)
+    assert s["statement"] == t.guarantee_
     # the replay tells the cut round's two pulls, as the tuner did: same recommendation
     batches = {r.batch for r in rows_of(path) if r.kind == "policy"}
     assert len(s["timeline"]) == len(batches) >= 3 and s["best"]["arm"] == t.best_index_

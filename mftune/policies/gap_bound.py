@@ -1,0 +1,51 @@
+"""What a phased elimination has shown when it stops before its rule: ``gap_bound`` [RECON].
+
+On the event behind the eliminations of
+:class:`~mftune.policies.elimination.PhasedElimination` (every mean at a
+phase's fidelity within its radius at every count at once, the top phase's
+test right), the best arm is a survivor, and the top-fidelity means of two
+arms differ from their means at a fidelity ``m`` by at most ``widths[m]``
+(``2ξ_m`` for IISE and MFE, ``γ_m`` for IISE-γ, 0 at the top). So for the
+recommendation ``a`` and each survivor ``j``, at any fidelity ``m`` of a
+phase run where both have results, ``µ_j,top − µ_a,top <= µ̂_jm + B(n_jm) −
+(µ̂_am − B(n_am)) + widths[m]``, each radius at its own count; the bound is
+the largest over the survivors of the smallest over such fidelities. The
+policy's ε stopping rule is the case ``2B(t) + widths[m] <= ε`` of it at the
+top after whole rounds; a search that stops on its budget states the bound
+instead (:func:`mftune.study.record.statement`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["GapBound"]
+
+
+class GapBound:
+    """Mixin of :class:`~mftune.policies.elimination.PhasedElimination`: :meth:`gap_bound`."""
+
+    def gap_bound(self) -> float:
+        """How far the recommendation's top-fidelity mean can lie below the best arm's,
+        on the event behind the eliminations (module docstring).
+
+        Returns
+        -------
+        float
+            Each phase's radius as the policy computes it now; ``0`` once one arm
+            survives; ``nan`` while some survivor shares no fidelity run with the
+            recommendation.
+        """
+        active = np.flatnonzero(self.active)
+        if active.size == 1:
+            return 0.0
+        own = int(np.flatnonzero(active == int(self.recommend()))[0])
+        phases = np.arange(self.phase_ + 1)
+        fids = self.phases[phases]
+        counts = self.stats.counts[np.ix_(fids, active)]  # (phases, survivors)
+        means = self.stats.sums[np.ix_(fids, active)] / np.maximum(counts, 1)
+        rad = np.stack([self.radius(n, int(p)) for p, n in zip(phases, counts, strict=True)])
+        lower = means[:, own] - rad[:, own]  # -inf where the recommendation has no result
+        pair = means + rad - lower[:, None] + self.widths[fids][:, None]  # inf: no result
+        gap = float(pair.min(axis=0).max())
+        return max(gap, 0.0) if np.isfinite(gap) else float("nan")
