@@ -13,11 +13,20 @@ the largest over the survivors of the smallest over such fidelities. The
 policy's ε stopping rule is the case ``2B(t) + widths[m] <= ε`` of it at the
 top after whole rounds; a search that stops on its budget states the bound
 instead (:func:`mftune.study.record.statement`).
+
+With the top phase's paired t-tests (``top_glr="paired-t"``) and ``t >= 2``
+closed rounds at the top, each test inverted is a bound too: on its event,
+``µ_b − µ_a <= q_t s_d / √t − d̄`` for the differences ``d = X_a − X_b`` of
+the recommendation and survivor ``b`` on the same splits
+(:mod:`mftune.policies.top_glr`); the bound is the smaller of the two,
+both events being in the union behind δ.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .top_glr import paired_t_quantile
 
 __all__ = ["GapBound"]
 
@@ -47,5 +56,16 @@ class GapBound:
         rad = np.stack([self.radius(n, int(p)) for p, n in zip(phases, counts, strict=True)])
         lower = means[:, own] - rad[:, own]  # -inf where the recommendation has no result
         pair = means + rad - lower[:, None] + self.widths[fids][:, None]  # inf: no result
-        gap = float(pair.min(axis=0).max())
+        gap = min(float(pair.min(axis=0).max()), self._paired_gap(active, own))
         return max(gap, 0.0) if np.isfinite(gap) else float("nan")
+
+    def _paired_gap(self, active: np.ndarray, own: int) -> float:
+        """The paired t-tests' bound at the top (module docstring); ``inf`` without it."""
+        t, top = self.t_, int(self.phases[-1])
+        if (self.top_glr != "paired-t" or self.phase_ < self.phases.size - 1 or t < 2
+                or np.any(self.stats.counts[top, active] < t)):
+            return np.inf
+        d = self.top_rewards_[active[own], :t] - self.top_rewards_[active, :t]
+        q = paired_t_quantile(t, self.glr_delta(), self.n_arms)
+        bound = q * d.std(axis=1, ddof=1) / np.sqrt(t) - d.mean(axis=1)
+        return float(np.delete(bound, own).max())

@@ -8,6 +8,7 @@ from scipy.stats import binom
 from mftune.benchmarks.bandits import GaussianBandit
 from mftune.benchmarks.simulate import simulate_policy
 from mftune.policies import IISE, IISEGamma, SuccessiveElimination
+from mftune.policies.top_glr import paired_t_quantile
 
 # Top means 0, -0.5, -0.7, -1 (arm 0 best); below the top the bias bounds are met with
 # the worst signs: arm 0 is pushed down by gamma_m / 2 and arm 1 up by as much, so at the
@@ -120,3 +121,55 @@ def test_each_survivor_is_bounded_at_its_best_fidelity_shared_with_the_recommend
             worst = max(worst, best)
         expected = max(worst, 0.0) if np.isfinite(worst) else np.nan
         np.testing.assert_allclose(p.gap_bound(), expected, rtol=1e-12, err_msg=str(cap))
+
+
+class _SharedNoise(GaussianBandit):
+    """Rewards whose noise is mostly shared by the arms of one batch (one round), as
+    candidates scored on the same split of the data are: paired differences are precise."""
+
+    def __init__(self, mu, shared, own):
+        super().__init__(np.asarray(mu)[None, :], [1.0], float(np.hypot(shared, own)))
+        self.shared, self.own = shared, own
+
+    def _noisy(self, means, rng):
+        common = rng.standard_normal(np.shape(means)[:-1] + (1,))
+        return means + self.shared * common + self.own * rng.standard_normal(np.shape(means))
+
+
+def test_the_paired_tests_bound_the_gap_at_the_top_when_splits_share_noise():
+    # SE with the paired t-tests at the top, noise 0.3 shared by a round's arms and 0.02 of
+    # their own, runs cut at a random pull: the radii (sigma = 0.3) say little, the inverted
+    # tests q_t s_d / sqrt(t) - mean(d) say much more. Misses at most Binomial(300, 0.05),
+    # under its 0.999 quantile (26).
+    mu = np.array([0.0, -0.02, -0.05, -0.1])
+    env = _SharedNoise(mu, 0.3, 0.02)
+    rng = np.random.default_rng(2)
+    misses, gaps, radius_only = 0, [], []
+    for run in range(300):
+        p = SuccessiveElimination(4, [1.0], 0.05, env.variance_proxy, top_glr="paired-t")
+        simulate_policy(p, env, run, max_pulls=int(rng.integers(12, 200)))
+        gaps.append(p.gap_bound())
+        misses += int(mu[0] - mu[p.recommend()] > gaps[-1])
+        p.top_glr = None  # the same run's bound from the radii alone
+        radius_only.append(p.gap_bound())
+    assert misses <= binom.ppf(0.999, 300, 0.05)
+    assert np.all(np.asarray(gaps) <= np.asarray(radius_only))
+    assert np.median(gaps) < 0.5 * np.median(radius_only)
+
+
+def test_the_paired_bound_is_the_inverted_test_of_the_recommendation_against_each():
+    # the smaller of the radius bound and max over the other survivors b of
+    # q_t s_d / sqrt(t) - mean(d), d = the recommendation's rewards minus b's on the same
+    # closed rounds, written out (the tests also eliminated an arm here)
+    env = _SharedNoise([0.0, -0.02, -0.05, -0.1], 0.3, 0.02)
+    p = SuccessiveElimination(4, [1.0], 0.05, env.variance_proxy, top_glr="paired-t")
+    simulate_policy(p, env, 0, max_pulls=4 * 6)
+    alive, a, t = np.flatnonzero(p.active), p.recommend(), p.t_
+    assert t >= 2 and alive.size >= 2 and np.all(p.stats.counts[0, alive] >= t)
+    d = p.top_rewards_[a, :t] - p.top_rewards_[alive, :t]
+    q = paired_t_quantile(t, p.glr_delta(), 4)
+    paired = (q * d.std(axis=1, ddof=1) / np.sqrt(t) - d.mean(axis=1))[alive != a].max()
+    n, means = p.stats.counts[0], p.stats.means()[0]
+    radii = np.max(means[alive] + p.radius(n[alive])) - means[a] + p.radius(n[[a]])[0]
+    assert p.gap_bound() == pytest.approx(min(paired, radii), rel=1e-12)
+    assert paired < radii  # the splits' shared noise: the tests bound it
