@@ -41,9 +41,10 @@ class GapBound:
         Returns
         -------
         float
-            Each phase's radius as the policy computes it now; ``0`` once one arm
-            survives; ``nan`` while some survivor shares no fidelity run with the
-            recommendation.
+            The bound, with each phase's radius as the policy computes it now and,
+            at the top, the paired tests' bound where it is smaller; ``0`` once one
+            arm survives; ``nan`` while some survivor shares no fidelity run with
+            the recommendation.
         """
         active = np.flatnonzero(self.active)
         if active.size == 1:
