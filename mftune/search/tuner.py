@@ -518,7 +518,7 @@ class MFTuner(Delegation, MetaEstimatorMixin, BaseEstimator):
         self.waves_ = list(getattr(policy, "waves_", []))
         self.best_params_ = dict(self.candidates_[best])
         self.best_score_ = float(self.cv_results_[f"mean_test_{self._metric}"][best])
-        self.guarantee_ = self._engine.statement(reason)
+        self.guarantee_ = self._engine.guarantee_  # stated by the search for ``reason``
         self.epsilon_achieved_ = self._engine.epsilon_achieved_
         self._say(1, f"stopped: {reason}; {self.guarantee_}")
         self._say(1, f"best #{best} {self.best_params_} score {self.best_score_:.4f} at "

@@ -133,8 +133,7 @@ def statement(reason: str, *, delta: float, epsilon: float | None, sigma, bias_m
                 "at the highest fidelity reached")
     if gap is not None and np.isfinite(gap):
         return _shown_statement(reason, delta, epsilon, assumed, waves, gap)
-    tail = "" if waves is None else (f" ({waves['n_candidates']} candidates evaluated in "
-                                     f"{waves['n_waves']} wave(s))")
+    tail = "" if waves is None else f" ({_evaluated(waves)})"
     return (f"no confidence statement: the search stopped early ({reason}); the "
             "recommendation is the best surviving candidate at the highest fidelity reached"
             + tail)
@@ -154,14 +153,18 @@ def _assumptions(sigma, bias_mode: str, top_test: str | None, failed: int = 0) -
     return text
 
 
+def _evaluated(waves: dict) -> str:
+    """What a search with waves covers: ``"N candidates evaluated in W wave(s)"``."""
+    return f"{waves['n_candidates']} candidates evaluated in {waves['n_waves']} wave(s)"
+
+
 def _shown_statement(reason: str, delta, epsilon, assumed: str, waves: dict | None,
                      gap: float) -> str:
     """What a search that stopped early has shown: the recommendation within ``gap``."""
     want = f" at epsilon={epsilon:.4g}" if epsilon else ""
     of, split = "the best candidate", ""
     if waves is not None:
-        of = (f"the best of the {waves['n_candidates']} candidates evaluated in "
-              f"{waves['n_waves']} wave(s)")
+        of = f"the best of the {_evaluated(waves)}"
         split = "delta split over the waves; "
     return (f"no certificate{want}: the search stopped early ({reason}); it has shown that "
             f"with probability >= {1 - delta:g} the recommended candidate is within "
@@ -172,8 +175,7 @@ def _waves_statement(delta, epsilon, assumed: str, waves: dict) -> str:
     """The certificate of a search with waves: the best of every candidate evaluated."""
     eps = f"within epsilon={epsilon:.4g} of " if epsilon else ""
     text = (f"with probability >= {1 - delta:g} the recommended candidate is {eps}the best "
-            f"of the {waves['n_candidates']} candidates evaluated in {waves['n_waves']} "
-            f"wave(s) (delta split over the waves; {assumed}); ")
+            f"of the {_evaluated(waves)} (delta split over the waves; {assumed}); ")
     gap = f"{epsilon:.4g}" if epsilon else "0"
     finished = waves.get("finished")
     if finished == "surrogate":
