@@ -22,7 +22,11 @@ states, with the certificate's argument:
 On the event that every wave's elimination is correct (probability ``>= 1
 − δ``), the best of all the candidates evaluated survives every wave, so the
 recommendation is within ε of it (replayed results: wave ``w``'s policy gets
-``δ_w K_w / N_w``, ``policy_delta`` in :attr:`Waves.waves_`).
+``δ_w K_w / N_w``, ``policy_delta`` in :attr:`Waves.waves_`). A search cut
+short states :meth:`Waves.gap_bound`: the wave policy's
+(:mod:`mftune.policies.gap_bound`; an exploring wave's reads its carried
+candidates' earlier results, ``evidence_covered``) or, in the final wave
+and for the same incumbent, the last exploring wave's at its end if smaller.
 """
 
 from __future__ import annotations
@@ -175,10 +179,8 @@ class Waves:
         (:meth:`_screened`), carrying every survivor over, so new candidates arrive
         before a certificate. The last wave always runs to its stopping rule.
     build_final : callable, optional
-        ``build_final(n_arms, delta)`` returns the policy of the final wave
-        (the survivors of a wave that ended early, all screened up to the top
-        fidelity); :func:`make_waves` gives successive elimination at the top
-        fidelity (:meth:`_Builder.final`). ``None``: ``build``.
+        ``build_final(n_arms, delta)`` returns the final wave's policy (over the
+        survivors of a wave that ended early; :meth:`_Builder.final`). ``None``: ``build``.
 
     Attributes
     ----------
@@ -196,8 +198,7 @@ class Waves:
         ``journal(wave, decide) -> (reason, configs)``: a wave's end as a study
         recorded it, ``decide()`` giving this run's (:meth:`_next`).
 
-    The wave policy's settings and ``gap_bound`` answer for it (its survivors hold the
-    best candidate evaluated on the certificate's event, so the bound covers them all).
+    The wave policy's settings answer for it (``__getattr__``).
     """
 
     def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,
@@ -219,16 +220,13 @@ class Waves:
         self.stats = ArmStats(n, self.n_fidelities)
         self.pending = np.zeros((self.n_fidelities, n), dtype=np.int64)
         self.active = np.ones(n, dtype=bool)
-        self.eliminated_round = np.full(n, -1, dtype=np.int64)
-        self.eliminated_fidelity = np.full(n, -1, dtype=np.int64)
+        self.eliminated_round, self.eliminated_fidelity = np.full((2, n), -1, dtype=np.int64)
         self.wave_of = np.ones(n, dtype=np.int64)
         self.evidence_ = ArmStats(n, self.n_fidelities)
         self.log_ = ResultsLog()  # every result, in order: replayed to carried candidates
         self._prior = np.zeros((self.n_fidelities, n), dtype=np.int64)  # replayable now
         self._units = None if space is None else space.to_unit(candidates)  # None: replay
-        self._updates: dict = {}
-        self._pull_costs = None
-        self._rounds_before = 0
+        self._updates, self._pull_costs, self._rounds_before = {}, None, 0
         self.budget_left_: float | None = None  # set by the search after every batch
         self.wave_ = 0
         self.finished_: str | None = None
@@ -236,9 +234,8 @@ class Waves:
         self.early_end = bool(early_end)
         #: survivors a wave may carry over when it ends before its rule
         self.carry_limit = max(2, self.wave_size // 2)
-        self.incumbent_ = 0
+        self.incumbent_, self.journal = 0, None
         self.waves_: list[dict] = []
-        self.journal = None
         self._start_wave(np.arange(n), np.empty(0, dtype=np.int64))
 
     # -- the engine's view ------------------------------------------------------------
@@ -310,6 +307,18 @@ class Waves:
         return {"n_candidates": int(evaluated.sum()), "n_waves": int(self.wave_),
                 "finished": self.finished_, "worth": last.get("worth"),
                 "incumbent_score": last.get("incumbent_score")}
+
+    def gap_bound(self) -> float:
+        """The wave policy's bound over every candidate evaluated (module docstring).
+
+        Returns
+        -------
+        float
+        """
+        gap = float(self.inner.gap_bound())
+        before = self.waves_[-2].get("gap") if self._last is not None else None
+        same = before is not None and self.recommend() == self.incumbent_
+        return float(before) if same and not gap <= before else gap
 
     summary = Policy.summary  # pulls, costs and the elimination record of every candidate
 
@@ -427,8 +436,9 @@ class Waves:
         self.inner = inner
         counts = self.stats.counts + self.evidence_.counts
         self._prior = np.zeros_like(counts)
-        if not final:
+        if not final:  # the carried results begin the sequences its event covers
             self._prior[:, self.members] = counts[:, self.members]
+            inner.evidence_covered = True
         if hasattr(inner, "add_evidence"):  # what is known of the carried candidates
             sums = self.stats.sums + self.evidence_.sums
             f, j = np.nonzero(counts[:, self.members])
@@ -474,7 +484,9 @@ class Waves:
         survivors = self.members[inner.active] if hasattr(inner, "active") else np.array([inc])
         self.incumbent_ = inc
         log = self.waves_[-1]
-        log.update(survivors=survivors.tolist(), incumbent=inc, certified=certified)
+        gap = float(inner.gap_bound()) if hasattr(inner, "gap_bound") else np.nan
+        log.update(survivors=survivors.tolist(), incumbent=inc, certified=certified,
+                   gap=gap if np.isfinite(gap) else None)
         if certified and self._last is not None:
             self._finish(self._last)
             return
@@ -524,35 +536,25 @@ class Waves:
 
     def final_cost(self, survivors) -> float:
         """Estimated cost of a final wave over ``survivors``, in the pulls' cost units
-        (:func:`~mftune.engine.final_wave.final_wave_cost` at δ/2) [RECON].
-
-        The survivors' top-fidelity results so far give the gaps; one pull
-        costs the mean measured cost of the top-fidelity pulls so far (a
-        nominal cost before any). The budget rule of :meth:`_end_wave` reads
-        it: another exploring wave starts only when what is left of the budget
-        pays for twice the cost of the last wave (the next one, as waves grow)
-        *and* this final wave after it.
+        (:func:`~mftune.engine.final_wave.final_wave_cost` at δ/2) [RECON]: the gaps from
+        their top-fidelity results so far, the mean measured cost of a top-fidelity pull
+        (nominal before any). The budget rule of :meth:`_next` reads it.
 
         Parameters
         ----------
         survivors : array-like of int
-            The candidates the final wave would run over.
 
         Returns
         -------
         float
-            In the pulls' cost units; ``inf`` when it would not end (ties without an ε).
+            ``inf`` when it would not end (ties without an ε).
         """
-        arms = np.asarray(survivors, dtype=np.int64).reshape(-1)
-        top = self.n_fidelities - 1
+        arms, top = np.asarray(survivors, dtype=np.int64).reshape(-1), self.n_fidelities - 1
         counts = self.stats.counts[top] + self.evidence_.counts[top]
         sums = self.stats.sums[top] + self.evidence_.sums[top]
-        pulls = int(self.stats.counts[top].sum())
-        per_pull = (float(self.stats.cost[top].sum()) / pulls if pulls
-                    else float(self.nominal_costs()[top]))
-        var = self._updates.get("variance_proxy")
-        if var is None:
-            var = getattr(self.inner, "variance_proxy", 1.0)
+        pulls, cost = int(self.stats.counts[top].sum()), float(self.stats.cost[top].sum())
+        per_pull = cost / pulls if pulls else float(self.nominal_costs()[top])
+        var = self._updates.get("variance_proxy", getattr(self.inner, "variance_proxy", 1.0))
         s2 = float(np.asarray(var, dtype=float).reshape(-1)[-1])
         return final_wave_cost(counts[arms], sums[arms], per_pull, s2, self.delta / 2,
                                self.epsilon, getattr(self.inner, "confidence", "iise"))
@@ -584,17 +586,15 @@ class Waves:
         k = len(configs)
         self.candidates.extend(configs)
         self._grow(k)
-        pad = np.zeros((self.n_fidelities, k))
+        pad, ipad = np.zeros((self.n_fidelities, k)), np.zeros((self.n_fidelities, k), np.int64)
         for st in (self.stats, self.evidence_):
-            st.counts = np.hstack([st.counts, pad.astype(np.int64)])
+            st.counts, st.cost = np.hstack([st.counts, ipad]), np.hstack([st.cost, pad])
             st.sums, st.sumsq = np.hstack([st.sums, pad]), np.hstack([st.sumsq, pad])
-            st.cost = np.hstack([st.cost, pad])
-        self.pending = np.hstack([self.pending, pad.astype(np.int64)])
-        self._prior = np.hstack([self._prior, pad.astype(np.int64)])
+        self.pending, self._prior = np.hstack([self.pending, ipad]), np.hstack([self._prior, ipad])
         self.active = np.r_[self.active, np.ones(k, dtype=bool)]
-        self.eliminated_round = np.r_[self.eliminated_round, np.full(k, -1, dtype=np.int64)]
-        self.eliminated_fidelity = np.r_[self.eliminated_fidelity,
-                                         np.full(k, -1, dtype=np.int64)]
+        minus = np.full(k, -1, dtype=np.int64)
+        self.eliminated_round = np.r_[self.eliminated_round, minus]
+        self.eliminated_fidelity = np.r_[self.eliminated_fidelity, minus]
         self.wave_of = np.r_[self.wave_of, np.full(k, self.wave_ + 1, dtype=np.int64)]
         if self._units is not None:
             self._units = np.vstack([self._units, self.space.to_unit(configs)])

@@ -171,6 +171,7 @@ class PhasedElimination(TopGLR, GapBound, Policy):
         self.chunk_cost = None if chunk_cost is None else check_positive(chunk_cost, "chunk_cost")
         self.pull_costs_ = None  # cost of one pull per fidelity for the chunks (None: λ)
         self.evidence_ = None  # results from outside the rounds (add_evidence)
+        self.evidence_covered = False  # they begin the sequences the event covers (waves)
         self._closed = None  # (fidelity, rounds, sums) at the last closed round (best_first)
         self.elim_slack_ = np.full(n_arms, np.nan)  # lead − mean − 2B − guard at elimination
         self.reopened_ = 0  # arms re-opened by a grown bias bound
@@ -230,8 +231,9 @@ class PhasedElimination(TopGLR, GapBound, Policy):
 
         Only the anytime recommendation of a ``best_first`` policy reads them
         (an arm evaluated at a higher fidelity than the rounds have reached
-        is a candidate for it); no elimination, switch or stopping test does,
-        so the guarantee is unchanged.
+        is a candidate for it), and ``gap_bound`` with ``evidence_covered``;
+        no elimination, switch or stopping test does, so the guarantee is
+        unchanged.
 
         Parameters
         ----------

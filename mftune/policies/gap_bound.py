@@ -20,6 +20,14 @@ closed rounds at the top, each test inverted is a bound too: on its event,
 the recommendation and survivor ``b`` on the same splits
 (:mod:`mftune.policies.top_glr`); the bound is the smaller of the two,
 both events being in the union behind δ.
+
+With ``evidence_covered`` (set by :mod:`mftune.engine.waves` for its
+exploring waves, whose carried candidates' earlier results begin the
+sequences the wave's event covers: they answer its pulls first), the bound
+reads :meth:`add_evidence`'s results with the rounds', at every fidelity of
+the schedule, and bounds only the candidates with a result (the search's
+statement covers the candidates evaluated), so it holds from a wave's first
+pull on.
 """
 
 from __future__ import annotations
@@ -43,17 +51,22 @@ class GapBound:
         float
             The bound, with each phase's radius as the policy computes it now and,
             at the top, the paired tests' bound where it is smaller; ``0`` once one
-            arm survives; ``nan`` while some survivor shares no fidelity run with
-            the recommendation.
+            arm survives; ``nan`` while some survivor (with a result, under
+            ``evidence_covered``) has none where the recommendation has one.
         """
         active = np.flatnonzero(self.active)
         if active.size == 1:
             return 0.0
-        own = int(np.flatnonzero(active == int(self.recommend()))[0])
-        phases = np.arange(self.phase_ + 1)
+        rec = int(self.recommend())
+        counts, sums = self.stats.counts, self.stats.sums
+        if self.evidence_covered and self.evidence_ is not None:
+            counts, sums = counts + self.evidence_.counts, sums + self.evidence_.sums
+            active = active[(counts[:, active].sum(axis=0) > 0) | (active == rec)]
+        own = int(np.flatnonzero(active == rec)[0])
+        phases = np.arange(self.phases.size)  # a phase not run has no result (without evidence)
         fids = self.phases[phases]
-        counts = self.stats.counts[np.ix_(fids, active)]  # (phases, survivors)
-        means = self.stats.sums[np.ix_(fids, active)] / np.maximum(counts, 1)
+        counts = counts[np.ix_(fids, active)]  # (phases, survivors)
+        means = sums[np.ix_(fids, active)] / np.maximum(counts, 1)
         rad = np.stack([self.radius(n, int(p)) for p, n in zip(phases, counts, strict=True)])
         lower = means[:, own] - rad[:, own]  # -inf where the recommendation has no result
         pair = means + rad - lower[:, None] + self.widths[fids][:, None]  # inf: no result

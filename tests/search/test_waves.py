@@ -313,6 +313,24 @@ def test_no_new_wave_when_it_would_not_fit_in_the_budget(monkeypatch):
     assert "would not have fitted in the budget" in t.guarantee_
 
 
+
+def test_a_search_cut_as_a_wave_starts_still_states_what_it_has_shown():
+    # seed 1 (six exploring waves, then the final one), cut at the pull where each later
+    # wave starts: an exploring wave's bound reads its carried candidates' earlier results
+    # (the new ones, not evaluated yet, are not covered), so the statement keeps a number;
+    # at the final wave's start it is the last exploring wave's, for the same incumbent
+    ref = bump_tuner(max_pulls=600, random_state=1).fit(X, Y)
+    assert len(ref.waves_) >= 4 and ref.waves_[-1].get("final")
+    for w in ref.waves_[1:]:
+        t = bump_tuner(max_pulls=w["start_pulls"], random_state=1).fit(X, Y)
+        gap = t.epsilon_achieved_
+        assert t.stopping_reason_ == "max-pulls" and len(t.waves_) == w["wave"], w["wave"]
+        assert np.isfinite(gap) and gap > 0, w["wave"]
+        assert f"the recommended candidate is within {gap:.4g} of the best" in t.guarantee_
+    assert t.waves_[-1].get("final") and t.best_index_ == t.waves_[-2]["incumbent"]
+    assert gap == pytest.approx(t.waves_[-2]["gap"], rel=1e-12)
+
+
 @pytest.fixture
 def nominal_costs(monkeypatch):
     """Pulls cost 0.01 s × max_iter / 27 (not the measured seconds): a budget then ends a
