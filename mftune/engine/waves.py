@@ -187,8 +187,8 @@ class Waves:
     wave_of : ndarray of int
         The wave each candidate entered (1-based).
     waves_ : list of dict
-        One entry per wave: its δ, candidates, new and carried ones, and at
-        its end the survivors, the incumbent and the surrogate's worth.
+        One entry per wave: its δ, candidates, new and carried ones, and at its
+        end the survivors, the incumbent, its ``gap_bound`` and the surrogate's worth.
     finished_ : str or None
         Why no wave follows: ``"surrogate"`` (nothing new worth more than ε),
         ``"stalled"``, ``"budget"`` (another wave and the final one after it,
