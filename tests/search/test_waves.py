@@ -313,7 +313,6 @@ def test_no_new_wave_when_it_would_not_fit_in_the_budget(monkeypatch):
     assert "would not have fitted in the budget" in t.guarantee_
 
 
-
 def test_a_search_cut_as_a_wave_starts_still_states_what_it_has_shown():
     # seed 1 (six exploring waves, then the final one), cut at the pull where each later
     # wave starts: an exploring wave's bound reads its carried candidates' earlier results
