@@ -564,12 +564,12 @@ class Search:
                     self.evaluator.release(result.cancelled)
         if reason == "interrupted":
             self._cancel_outstanding()
-        if reason in ("stopping-rule", "tie") and self.evaluator.repeats_splits():
+        repeats = self.evaluator.repeats_splits()
+        if reason in ("stopping-rule", "tie") and repeats:
             reason = "repeated-splits"  # the rule counted repeats as independent evidence
         self.stopping_reason_ = reason
-        self.epsilon_achieved_ = shown_gap(reason, policy, self.epsilon_,
-                                           self.evaluator.repeats_splits())
-        self.guarantee_ = self.statement(reason)
+        self.epsilon_achieved_ = shown_gap(reason, policy, self.epsilon_, repeats)
+        self.guarantee_ = self.statement(reason, self.epsilon_achieved_)
         if self.recorder is not None:
             self.recorder.store.update_state(tie=self.tie_, error=self.failure_,
                                              gap=json_safe(self.epsilon_achieved_))
@@ -585,14 +585,15 @@ class Search:
         policy.cancel(pulls)
         self.evaluator.release(pulls)
 
-    def statement(self, reason: str) -> str:
-        """The guarantee statement of this search ended for ``reason`` (one text for all)."""
+    def statement(self, reason: str, gap: float | None = None) -> str:
+        """The guarantee statement of this search ended for ``reason`` (one text for all),
+        with the ``gap`` it has shown (default: :func:`shown_gap`'s)."""
+        if gap is None:
+            gap = shown_gap(reason, self.policy_, self.epsilon_, self.evaluator.repeats_splits())
         waves = getattr(self.policy_, "coverage", None)
         inner = getattr(self.policy_, "inner", self.policy_)  # a wave's policy
         return statement(reason, delta=self.delta, epsilon=self.epsilon_, sigma=self.sigma_,
-                         gap=shown_gap(reason, self.policy_, self.epsilon_,
-                                       self.evaluator.repeats_splits()),
-                         bias_mode=self.bias_mode_, tie=self.tie_, failed=sum(
+                         gap=gap, bias_mode=self.bias_mode_, tie=self.tie_, failed=sum(
                              r.status != "done" for r in self.evaluator.records),
                          waves=waves() if waves is not None else None, top_test=getattr(
                              inner, "top_glr", None), proposed=isinstance(self.policy_, PointArms))

@@ -484,7 +484,7 @@ class Waves:
         survivors = self.members[inner.active] if hasattr(inner, "active") else np.array([inc])
         self.incumbent_ = inc
         log = self.waves_[-1]
-        gap = float(inner.gap_bound()) if hasattr(inner, "gap_bound") else np.nan
+        gap = float(inner.gap_bound())
         log.update(survivors=survivors.tolist(), incumbent=inc, certified=certified,
                    gap=gap if np.isfinite(gap) else None)
         if certified and self._last is not None:

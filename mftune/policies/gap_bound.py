@@ -63,11 +63,10 @@ class GapBound:
             counts, sums = counts + self.evidence_.counts, sums + self.evidence_.sums
             active = active[(counts[:, active].sum(axis=0) > 0) | (active == rec)]
         own = int(np.flatnonzero(active == rec)[0])
-        phases = np.arange(self.phases.size)  # a phase not run has no result (without evidence)
-        fids = self.phases[phases]
+        fids = self.phases  # a phase not run has no result (without evidence)
         counts = counts[np.ix_(fids, active)]  # (phases, survivors)
         means = sums[np.ix_(fids, active)] / np.maximum(counts, 1)
-        rad = np.stack([self.radius(n, int(p)) for p, n in zip(phases, counts, strict=True)])
+        rad = np.stack([self.radius(n, p) for p, n in enumerate(counts)])
         lower = means[:, own] - rad[:, own]  # -inf where the recommendation has no result
         pair = means + rad - lower[:, None] + self.widths[fids][:, None]  # inf: no result
         gap = min(float(pair.min(axis=0).max()), self._paired_gap(active, own))
