@@ -190,7 +190,7 @@ def _mftuner(task, seed, X, y, algorithm, tuner_params=None):
     trace = [(t, dict(tuner.candidates_[arm])) for t, _, _, arm in tuner.history_]
     detail = (f"{tuner.algorithm_}, {tuner.stopping_reason_}, {tuner.n_pulls_} pulls, "
               f"best at f{int(tuner.cv_results_['fidelity_reached'][tuner.best_index_])}")
-    if tuner.adaptive_:  # how far the waves got (a final wave counts among them)
+    if tuner.adaptive_:  # how far the waves got
         detail += f", {len(tuner.waves_)} wave(s)"
     detail += f", within {tuner.epsilon_achieved_:.3g} of the best (p >= {1 - tuner.delta:g})"
     return wall, dict(tuner.best_params_), trace, detail, tuner.stopping_reason_

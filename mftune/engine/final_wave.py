@@ -1,8 +1,8 @@
 """What a final wave would cost: successive elimination at the top fidelity [RECON].
 
-A search with waves ends, when its last exploring wave has not certified, with
-a final wave over the survivors (:mod:`mftune.engine.waves`). Its budget rule
-prices that wave before deciding whether another exploring wave fits.
+A search with waves ends, when its last wave ended before its certificate, by
+taking that wave's survivors on to it (:mod:`mftune.engine.waves`). Its budget
+rule prices those top-fidelity rounds before deciding whether another wave fits.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def final_wave_cost(counts, sums, per_pull: float, variance: float, delta: float
     variance : float
         σ² of the top fidelity.
     delta : float
-        The final wave's confidence.
+        The confidence of the rounds priced.
     epsilon : float, optional
         Its ε (``None`` or 0: no ε rule).
     confidence : {"iise", "mixture"}, default="iise"

@@ -15,18 +15,18 @@ states, with the certificate's argument:
    *all* the survivors, whose earlier results answer their pulls first
    (:meth:`Waves._replay`). A study records how each wave ended (``journal``).
 4. When no new candidates follow (:meth:`Waves._next`), the search stops
-   with the wave's certificate or runs a **final wave** over the survivors:
-   successive elimination at the top fidelity with ``δ/2`` and new results
-   only.
+   with the wave's certificate or, when the wave ended early, the wave goes
+   on to its stopping rule as the **final wave**, its δ raised by the ``δ/2``
+   kept for it (:meth:`Waves._conclude`).
 
 On the event that every wave's elimination is correct (probability ``>= 1
 − δ``), the best of all the candidates evaluated survives every wave, so the
 recommendation is within ε of it (replayed results: wave ``w``'s policy gets
-``δ_w K_w / N_w``, ``policy_delta`` in :attr:`Waves.waves_`). A search cut
-short states :meth:`Waves.gap_bound`: the wave policy's
-(:mod:`mftune.policies.gap_bound`; an exploring wave's reads its carried
-candidates' earlier results, ``evidence_covered``) or, in the final wave
-and for the same incumbent, the last exploring wave's at its end if smaller.
+``δ_w K_w / N_w``, ``policy_delta`` in :attr:`Waves.waves_`; the final wave
+``(δ_w + δ/2) K_w / N_w``). A search cut short states :meth:`Waves.gap_bound`:
+the wave policy's (:mod:`mftune.policies.gap_bound`; it reads the carried
+candidates' earlier results, ``evidence_covered``) or, in the final wave and
+for the same incumbent, the wave's own at its early end if smaller.
 """
 
 from __future__ import annotations
@@ -107,8 +107,7 @@ def make_waves(name: str, ctx, wave_size: int, max_waves: int | None = None) -> 
     builder = _Builder(name, ctx)
     return Waves(builder, ctx.space, ev.candidates, ev.add_candidates, len(ctx.costs),
                  delta=ctx.delta, epsilon=ctx.epsilon, wave_size=wave_size,
-                 max_waves=max_waves, random_state=ctx.random_state,
-                 build_final=builder.final if len(ctx.costs) > 1 else None)
+                 max_waves=max_waves, random_state=ctx.random_state)
 
 
 class _Builder:
@@ -120,27 +119,6 @@ class _Builder:
     def __call__(self, n_arms: int, delta: float):
         ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta))
         return algorithms.make_policy(self.name, ctx)
-
-    def final(self, n_arms: int, delta: float):
-        """The final wave's policy: successive elimination at the top fidelity (``"se"``),
-        with the search's ε and the exploring waves' radius, top-phase test (``top_glr``)
-        and batches (``best_first``, ``chunk_cost``: a budget ends a round between them).
-
-        Parameters
-        ----------
-        n_arms : int
-            The survivors the final wave runs over.
-        delta : float
-            Its confidence (``δ/2`` of the search).
-
-        Returns
-        -------
-        SuccessiveElimination
-        """
-        keys = ("confidence", "top_glr", "best_first", "chunk_cost", "batch_size")
-        params = {k: self.ctx.params.get(k, getattr(self.ctx, k)) for k in keys}
-        ctx = replace(self.ctx, n_arms=int(n_arms), delta=float(delta), params=params)
-        return algorithms.make_policy("se", ctx)
 
 
 class Waves:
@@ -178,9 +156,6 @@ class Waves:
         With several fidelities, also end a wave once it has screened its candidates
         (:meth:`_screened`), carrying every survivor over, so new candidates arrive
         before a certificate. The last wave always runs to its stopping rule.
-    build_final : callable, optional
-        ``build_final(n_arms, delta)`` returns the final wave's policy (over the
-        survivors of a wave that ended early; :meth:`_Builder.final`). ``None``: ``build``.
 
     Attributes
     ----------
@@ -191,7 +166,7 @@ class Waves:
         end the survivors, the incumbent, its ``gap_bound`` and the surrogate's worth.
     finished_ : str or None
         Why no wave follows: ``"surrogate"`` (nothing new worth more than ε),
-        ``"stalled"``, ``"budget"`` (another wave and the final one after it,
+        ``"stalled"``, ``"budget"`` (another wave and the certificate after it,
         :meth:`final_cost`, would not fit in what is left of :attr:`budget_left_`),
         ``"max-waves"`` or ``"exhausted"`` (no new configuration left).
     journal : callable or None
@@ -204,14 +179,13 @@ class Waves:
     def __init__(self, build, space, candidates: list, grow, n_fidelities: int, *,
                  delta: float, epsilon: float | None, wave_size: int,
                  max_waves: int = MAX_WAVES, surrogate: str | None = None,
-                 random_state=None, early_end: bool = True, build_final=None):
+                 random_state=None, early_end: bool = True):
         surrogate = DEFAULT_SURROGATE if surrogate is None else surrogate
         if surrogate not in SURROGATES:
             raise ValueError(f"surrogate must be one of {list(SURROGATES)}; got {surrogate!r}")
         if int(max_waves) != max_waves or max_waves < 1:
             raise ValueError(f"max_waves must be an integer >= 1; got {max_waves!r}")
         self.build, self.space, self.candidates, self._grow = build, space, candidates, grow
-        self.build_final = build if build_final is None else build_final
         self.n_fidelities = int(n_fidelities)
         self.delta, self.epsilon = float(delta), epsilon
         self.wave_size, self.max_waves, self.surrogate = int(wave_size), int(max_waves), surrogate
@@ -316,7 +290,7 @@ class Waves:
         float
         """
         gap = float(self.inner.gap_bound())
-        before = self.waves_[-2].get("gap") if self._last is not None else None
+        before = self.waves_[-1].get("gap") if self._last is not None else None
         same = before is not None and self.recommend() == self.incumbent_
         return float(before) if same and not gap <= before else gap
 
@@ -376,8 +350,7 @@ class Waves:
         self.evidence_.add(arms, fidelities, rewards, np.zeros(arms.size))
         self.log_.add(arms, fidelities, rewards)
         inside = self._local[arms] >= 0
-        if self.waves_ and self.waves_[-1]["replays"]:
-            np.add.at(self._prior, (fidelities[inside], arms[inside]), 1)
+        np.add.at(self._prior, (fidelities[inside], arms[inside]), 1)
         if hasattr(self.inner, "add_evidence") and inside.any():
             self.inner.add_evidence(self._local[arms[inside]], fidelities[inside],
                                     rewards[inside])
@@ -419,16 +392,15 @@ class Waves:
         self.active[back] = True
         self.eliminated_round[back] = self.eliminated_fidelity[back] = -1
 
-    def _start_wave(self, members: np.ndarray, carried: np.ndarray,
-                    final: bool = False) -> None:
+    def _start_wave(self, members: np.ndarray, carried: np.ndarray) -> None:
         self.wave_ += 1
         self.members = members.astype(np.int64)
         self._local = np.full(self.n_arms, -1, dtype=np.int64)
         self._local[self.members] = np.arange(self.members.size)
-        # δ/2 for the final wave; an exploring wave's δ_w is shared by all the candidates
-        delta = self.delta / 2 if final else wave_delta(self.delta / 2, self.wave_)
-        share = 1.0 if final else self.members.size / self.n_arms
-        inner = (self.build_final if final else self.build)(self.members.size, delta * share)
+        # an exploring wave's δ_w is shared by all the candidates known at its start
+        delta = wave_delta(self.delta / 2, self.wave_)
+        share = self.members.size / self.n_arms
+        inner = self.build(self.members.size, delta * share)
         if self._updates:
             _apply_updates(inner, self._updates)
         if self._pull_costs is not None and hasattr(inner, "pull_costs_"):
@@ -436,9 +408,8 @@ class Waves:
         self.inner = inner
         counts = self.stats.counts + self.evidence_.counts
         self._prior = np.zeros_like(counts)
-        if not final:  # the carried results begin the sequences its event covers
-            self._prior[:, self.members] = counts[:, self.members]
-            inner.evidence_covered = True
+        self._prior[:, self.members] = counts[:, self.members]  # they begin its sequences
+        inner.evidence_covered = True
         if hasattr(inner, "add_evidence"):  # what is known of the carried candidates
             sums = self.stats.sums + self.evidence_.sums
             f, j = np.nonzero(counts[:, self.members])
@@ -453,7 +424,7 @@ class Waves:
                             "candidates": int(self.members.size),
                             "carried": carried.tolist(),
                             "new": int(self.members.size - carried.size),
-                            "replays": not final, "replayed": 0,
+                            "replayed": 0,
                             "known": int(self.n_arms), "policy_delta": delta * share})
 
     def _screened(self) -> bool:
@@ -535,10 +506,11 @@ class Waves:
         return None, prop.points
 
     def final_cost(self, survivors) -> float:
-        """Estimated cost of a final wave over ``survivors``, in the pulls' cost units
-        (:func:`~mftune.engine.final_wave.final_wave_cost` at δ/2) [RECON]: the gaps from
-        their top-fidelity results so far, the mean measured cost of a top-fidelity pull
-        (nominal before any). The budget rule of :meth:`_next` reads it.
+        """Estimated cost of taking ``survivors`` to a certificate at the top fidelity, in
+        the pulls' cost units (:func:`~mftune.engine.final_wave.final_wave_cost` at δ/2,
+        rounds so far not deducted) [RECON]: the gaps from their top-fidelity results so
+        far, the mean measured cost of a top-fidelity pull (nominal before any). The
+        budget rule of :meth:`_next` reads it.
 
         Parameters
         ----------
@@ -568,18 +540,22 @@ class Waves:
         return before is not None and score <= before + eps
 
     def _conclude(self, reason: str, certified: bool) -> None:
-        """No new candidates follow: stop now if the wave is certified, else start the
-        final wave over its survivors (the incumbent first), with δ/2."""
+        """No new candidates follow: stop now if the wave is certified, else it is the
+        final wave and goes on to its stopping rule with ``δ_w + δ/2`` [RECON].
+
+        Its statistics, elimination record and top-fidelity rounds stand. Its bounds at
+        δ_w hold wherever the narrower ones at the raised δ do, so what it decided
+        stands on the raised δ's event; the union over the waves stays at most δ.
+        """
         if certified:
             self._finish(reason)
             return
         self._last = reason
-        self._rounds_before += int(self.inner.n_rounds)
-        inc = self.incumbent_
-        survivors = self.members[self.inner.active]
-        members = np.concatenate([[inc], survivors[survivors != inc]]).astype(np.int64)
-        self._start_wave(members, members, final=True)
-        self.waves_[-1]["final"] = True
+        log, inner = self.waves_[-1], self.inner
+        raised = (log["delta"] + self.delta / 2) / log["delta"]
+        inner.delta, inner.delta_prime = inner.delta * raised, inner.delta_prime * raised
+        log.update(final=True, delta=log["delta"] * raised,
+                   policy_delta=log["policy_delta"] * raised)
 
     def _add(self, configs: list) -> None:
         """Append new candidates and grow every per-candidate array."""

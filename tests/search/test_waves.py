@@ -13,6 +13,7 @@ from mftune.engine.candidates import initial_design, resolve_adaptive
 from mftune.engine.summary import study_summary
 from mftune.engine.surrogate import propose
 from mftune.engine.waves import wave_delta
+from mftune.policies.registry import TUNER_CHUNK_SECONDS
 from mftune.space import Integer, Space
 
 X = np.random.default_rng(0).random((60, 2))
@@ -95,12 +96,11 @@ def test_a_carried_candidate_s_earlier_results_answer_its_pulls_in_the_next_wave
                         lambda self, *a: built.append(make(self, *a)) or built[-1])
     t = bump_tuner(max_pulls=600, random_state=1).fit(X, Y)
     log = t.waves_
-    assert len(built) == len([w for w in log if not w.get("final")]) >= 3
+    assert len(built) == len(log) >= 3 and log[-1]["final"]
     assert any(w["replayed"] > 0 for w in log[1:])
-    # an exploring wave's delta is shared by every candidate known at its start
+    # a wave's delta is shared by every candidate known at its start
     for w in log:
-        share = w["candidates"] / w["known"] if w["replays"] else 1.0
-        assert w["policy_delta"] == pytest.approx(w["delta"] * share)
+        assert w["policy_delta"] == pytest.approx(w["delta"] * w["candidates"] / w["known"])
     assert log[0]["known"] == log[0]["candidates"]
     # each wave policy saw a candidate's results at a fidelity in the order they came
     # (calibration first): its sums are those of the first results of the search's record
@@ -314,10 +314,9 @@ def test_no_new_wave_when_it_would_not_fit_in_the_budget(monkeypatch):
 
 
 def test_a_search_cut_as_a_wave_starts_still_states_what_it_has_shown():
-    # seed 1 (six exploring waves, then the final one), cut at the pull where each later
-    # wave starts: an exploring wave's bound reads its carried candidates' earlier results
-    # (the new ones, not evaluated yet, are not covered), so the statement keeps a number;
-    # at the final wave's start it is the last exploring wave's, for the same incumbent
+    # seed 1 (six waves, the last gone on to its rule), cut at the pull where each later
+    # wave starts: a wave's bound reads its carried candidates' earlier results (the new
+    # ones, not evaluated yet, are not covered), so the statement keeps a number
     ref = bump_tuner(max_pulls=600, random_state=1).fit(X, Y)
     assert len(ref.waves_) >= 4 and ref.waves_[-1].get("final")
     for w in ref.waves_[1:]:
@@ -326,8 +325,6 @@ def test_a_search_cut_as_a_wave_starts_still_states_what_it_has_shown():
         assert t.stopping_reason_ == "max-pulls" and len(t.waves_) == w["wave"], w["wave"]
         assert np.isfinite(gap) and gap > 0, w["wave"]
         assert f"the recommended candidate is within {gap:.4g} of the best" in t.guarantee_
-    assert t.waves_[-1].get("final") and t.best_index_ == t.waves_[-2]["incumbent"]
-    assert gap == pytest.approx(t.waves_[-2]["gap"], rel=1e-12)
 
 
 @pytest.fixture
@@ -361,39 +358,40 @@ def test_the_default_search_ends_with_its_certificate_within_the_budget(nominal_
     assert float(objective(t.best_params_["x1"], t.best_params_["x2"])) >= 0.65
 
 
-def test_the_final_wave_pulls_its_survivors_at_the_top_fidelity_only(monkeypatch):
+def test_the_final_wave_is_the_last_wave_gone_on_to_its_rule_with_delta_raised(monkeypatch):
     monkeypatch.setattr(waves, "MAX_WAVES", 2)
-    # seed 1: both exploring waves end early (seed 7's certify by their own rule)
+    # seed 1: both waves end early; the second, followed by none, goes on to its rule
     t = bump_tuner(random_state=1).fit(X, Y)
     last = t.waves_[-1]
-    assert t.stopping_reason_ == "stopping-rule" and last["certified"] and last["final"]
+    assert t.stopping_reason_ == "stopping-rule" and t.policy_.finished_ == "max-waves"
+    assert len(t.waves_) == 2 and last["final"] and last["certified"]
+    # its δ_w plus the δ/2 kept for the final wave, shared as the wave's was
+    want = wave_delta(0.025, 2) + 0.025
+    assert last["delta"] == pytest.approx(want)
+    assert last["policy_delta"] == pytest.approx(want * last["candidates"] / last["known"])
     inner = t.policy_.inner
-    assert type(inner).__name__ == "SuccessiveElimination"
-    assert inner.stats.counts[:-1].sum() == 0 and inner.stats.counts[-1].sum() > 0
-    assert last["delta"] == pytest.approx(0.05 / 2)
-    # its candidates are the survivors of the wave before, the incumbent first
-    before = t.waves_[-2]
-    assert last["carried"][0] == before["incumbent"]
-    assert sorted(last["carried"]) == sorted(before["survivors"])
+    assert inner.delta == pytest.approx(last["policy_delta"])
+    # its top-phase radius and test are those of a wave built with the raised δ
+    fresh = t.policy_.build(inner.n_arms, last["policy_delta"])
+    top = inner.phases.size - 1
+    assert inner.phase_delta(top) == pytest.approx(fresh.phase_delta(top), rel=1e-12)
+    assert inner.glr_delta() == pytest.approx(fresh.glr_delta(), rel=1e-12)
+    # and it kept what it had: its screening at the cheaper fidelities stands
+    assert inner.stats.counts[:-1].sum() > 0 and inner.eliminated_fidelity.max() >= 0
 
 
-def test_the_final_wave_keeps_the_search_s_radius_and_top_phase_test():
+def test_a_wave_keeps_the_search_s_radius_top_phase_test_and_batches():
     t = bump_tuner(max_pulls=300, algorithm_params={"top_glr": "practical",
                                                     "confidence": "iise"}).fit(X, Y)
-    final = t.policy_.build_final(3, 0.025)
-    assert type(final).__name__ == "SuccessiveElimination"
-    assert final.top_glr == "practical" and final.confidence == "iise"
-    assert t.policy_.build(3, 0.025).top_glr == "practical"
+    wave = t.policy_.build(3, 0.025)
+    assert wave.top_glr == "practical" and wave.confidence == "iise"
     # the tuner's own test (paired-t) when algorithm_params do not name one
     default = bump_tuner(max_pulls=300).fit(X, Y).policy_
-    assert default.build_final(3, 0.025).top_glr == "paired-t"
-    assert default.build(3, 0.025).top_glr == "paired-t"
-    # and its batches: a round of the final wave goes out best first, a few pulls at a
-    # time, so a budget ends it between them (a whole round at once could overrun it)
-    final, wave = default.build_final(6, 0.025), default.build(6, 0.025)
-    assert final.best_first and (final.chunk_cost, final.batch_size) == (wave.chunk_cost,
-                                                                         wave.batch_size)
-    assert len(final.ask()) < 6
+    wave = default.build(6, 0.025)
+    assert wave.top_glr == "paired-t"
+    # and its batches: a round goes out best first, in chunks of a second of pulls, so a
+    # budget ends an expensive round between them (a whole round at once could overrun it)
+    assert wave.best_first and wave.chunk_cost == TUNER_CHUNK_SECONDS
 
 
 def test_the_final_wave_cost_grows_with_ties_and_survivors(adaptive):
@@ -484,7 +482,9 @@ def test_a_study_with_waves_resumes_exactly_from_its_file(monkeypatch, tmp_path)
         assert np.array_equal(np.asarray(again.pulls_[key]), np.asarray(ref.pulls_[key])), key
     assert again.candidates_ == ref.candidates_ and again.best_params_ == ref.best_params_
     with StudyStore(path) as store:  # every wave's end is recorded once, in the same order
-        assert len(store.waves()) == len(ref.waves_) - 1
+        # (the final wave's early end too: it said that no wave follows, and why)
+        assert ref.waves_[-1].get("final")
+        assert len(store.waves()) == len(ref.waves_)
         assert [c["x1"] for c in store.configs()] == [c["x1"] for c in ref.candidates_]
     # mftune status replays the study with its waves, from the record alone
     summary = study_summary(path)
