@@ -194,13 +194,16 @@ class Waves:
         self.stats = ArmStats(n, self.n_fidelities)
         self.pending = np.zeros((self.n_fidelities, n), dtype=np.int64)
         self.active = np.ones(n, dtype=bool)
-        self.eliminated_round, self.eliminated_fidelity = np.full((2, n), -1, dtype=np.int64)
+        self.eliminated_round = np.full(n, -1, dtype=np.int64)
+        self.eliminated_fidelity = np.full(n, -1, dtype=np.int64)
         self.wave_of = np.ones(n, dtype=np.int64)
         self.evidence_ = ArmStats(n, self.n_fidelities)
         self.log_ = ResultsLog()  # every result, in order: replayed to carried candidates
         self._prior = np.zeros((self.n_fidelities, n), dtype=np.int64)  # replayable now
         self._units = None if space is None else space.to_unit(candidates)  # None: replay
-        self._updates, self._pull_costs, self._rounds_before = {}, None, 0
+        self._updates: dict = {}
+        self._pull_costs = None
+        self._rounds_before = 0
         self.budget_left_: float | None = None  # set by the search after every batch
         self.wave_ = 0
         self.finished_: str | None = None
@@ -208,8 +211,9 @@ class Waves:
         self.early_end = bool(early_end)
         #: survivors a wave may carry over when it ends before its rule
         self.carry_limit = max(2, self.wave_size // 2)
-        self.incumbent_, self.journal = 0, None
+        self.incumbent_ = 0
         self.waves_: list[dict] = []
+        self.journal = None
         self._start_wave(np.arange(n), np.empty(0, dtype=np.int64))
 
     # -- the engine's view ------------------------------------------------------------
@@ -551,9 +555,9 @@ class Waves:
             self._finish(reason)
             return
         self._last = reason
-        log, inner = self.waves_[-1], self.inner
+        log = self.waves_[-1]
         raised = (log["delta"] + self.delta / 2) / log["delta"]
-        inner.delta, inner.delta_prime = inner.delta * raised, inner.delta_prime * raised
+        self.inner.raise_delta(raised)
         log.update(final=True, delta=log["delta"] * raised,
                    policy_delta=log["policy_delta"] * raised)
 

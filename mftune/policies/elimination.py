@@ -322,6 +322,11 @@ class PhasedElimination(TopGLR, GapBound, Policy):
         table = np.concatenate([cache[(s2, dp, c)] for c in range(first, last + 1)])
         return table[t - first * self._CHUNK]
 
+    def raise_delta(self, factor: float) -> None:
+        """δ (and δ') times ``factor >= 1`` from now on: what was decided at the old δ, whose
+        bounds are wider, stands on the event of the new one (the final wave, waves.py)."""
+        self.delta, self.delta_prime = self.delta * factor, self.delta_prime * factor
+
     def phase_delta(self, phase: int | None = None) -> float:
         """δ' of a phase's per-arm radius (``top_share`` splits δ; else ``delta_prime``).
 

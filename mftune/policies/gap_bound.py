@@ -22,7 +22,7 @@ the recommendation and survivor ``b`` on the same splits
 both events being in the union behind δ.
 
 With ``evidence_covered`` (set by :mod:`mftune.engine.waves` for its
-exploring waves, whose carried candidates' earlier results begin the
+waves, whose carried candidates' earlier results begin the
 sequences the wave's event covers: they answer its pulls first), the bound
 reads :meth:`add_evidence`'s results with the rounds', at every fidelity of
 the schedule, and bounds only the candidates with a result (the search's
