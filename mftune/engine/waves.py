@@ -9,21 +9,22 @@ states, with the certificate's argument:
 2. Exploring wave ``w`` runs the elimination policy over its ``K_w``
    candidates with ``δ_w = (δ/2) · 6 / (π² w²)`` (:func:`wave_delta`) shared
    by the ``N_w`` candidates known at its start, until its stopping rule
-   holds or it has screened them (``early_end``).
+   holds or it has screened them (``early_end``). Another ``δ_w`` is kept
+   for the wave in case it becomes the final wave: ``Σ_w 2 δ_w <= δ``.
 3. A surrogate fitted on every evaluation (:mod:`mftune.engine.surrogate`)
    proposes ``wave_size`` new candidates; the next wave runs over them and
    *all* the survivors, whose earlier results answer their pulls first
    (:meth:`Waves._replay`). A study records how each wave ended (``journal``).
 4. When no new candidates follow (:meth:`Waves._next`), the search stops
    with the wave's certificate or, when the wave ended early, the wave goes
-   on to its stopping rule as the **final wave**, its δ raised by the ``δ/2``
-   kept for it (:meth:`Waves._conclude`).
+   on to its stopping rule as the **final wave**, its δ raised to ``2 δ_w``
+   by the share kept for it (:meth:`Waves._conclude`).
 
 On the event that every wave's elimination is correct (probability ``>= 1
 − δ``), the best of all the candidates evaluated survives every wave, so the
 recommendation is within ε of it (replayed results: wave ``w``'s policy gets
 ``δ_w K_w / N_w``, ``policy_delta`` in :attr:`Waves.waves_`; the final wave
-``(δ_w + δ/2) K_w / N_w``). A search cut short states :meth:`Waves.gap_bound`:
+``2 δ_w K_w / N_w``). A search cut short states :meth:`Waves.gap_bound`:
 the wave policy's (:mod:`mftune.policies.gap_bound`; it reads the carried
 candidates' earlier results, ``evidence_covered``) or, in the final wave and
 for the same incumbent, the wave's own at its early end if smaller.
@@ -511,10 +512,10 @@ class Waves:
 
     def final_cost(self, survivors) -> float:
         """Estimated cost of taking ``survivors`` to a certificate at the top fidelity, in
-        the pulls' cost units (:func:`~mftune.engine.final_wave.final_wave_cost` at δ/2,
-        rounds so far not deducted) [RECON]: the gaps from their top-fidelity results so
-        far, the mean measured cost of a top-fidelity pull (nominal before any). The
-        budget rule of :meth:`_next` reads it.
+        the pulls' cost units (:func:`~mftune.engine.final_wave.final_wave_cost` at the
+        final wave's ``2 δ_w``, rounds so far not deducted) [RECON]: the gaps from their
+        top-fidelity results so far, the mean measured cost of a top-fidelity pull
+        (nominal before any). The budget rule of :meth:`_next` reads it.
 
         Parameters
         ----------
@@ -532,7 +533,8 @@ class Waves:
         per_pull = cost / pulls if pulls else float(self.nominal_costs()[top])
         var = self._updates.get("variance_proxy", getattr(self.inner, "variance_proxy", 1.0))
         s2 = float(np.asarray(var, dtype=float).reshape(-1)[-1])
-        return final_wave_cost(counts[arms], sums[arms], per_pull, s2, self.delta / 2,
+        return final_wave_cost(counts[arms], sums[arms], per_pull, s2,
+                               2.0 * wave_delta(self.delta / 2, self.wave_),
                                self.epsilon, getattr(self.inner, "confidence", "iise"))
 
     def _stalled(self, score: float, eps: float) -> bool:
@@ -545,18 +547,21 @@ class Waves:
 
     def _conclude(self, reason: str, certified: bool) -> None:
         """No new candidates follow: stop now if the wave is certified, else it is the
-        final wave and goes on to its stopping rule with ``δ_w + δ/2`` [RECON].
+        final wave and goes on to its stopping rule with ``2 δ_w`` [RECON].
 
         Its statistics, elimination record and top-fidelity rounds stand. Its bounds at
-        δ_w hold wherever the narrower ones at the raised δ do, so what it decided
-        stands on the raised δ's event; the union over the waves stays at most δ.
+        δ_w hold wherever the narrower ones at ``2 δ_w`` do, so what it decided stands
+        on that event. The share added is the one kept for this wave whichever wave is
+        the last, so the union over the waves stays at most δ however the search
+        decided that no new candidates follow (a reserve shared by all the waves would
+        not be: that decision reads the results the raised bounds judge).
         """
         if certified:
             self._finish(reason)
             return
         self._last = reason
         log = self.waves_[-1]
-        raised = (log["delta"] + self.delta / 2) / log["delta"]
+        raised = 2.0  # the wave's δ_w and the δ_w kept for it
         self.inner.raise_delta(raised)
         log.update(final=True, delta=log["delta"] * raised,
                    policy_delta=log["policy_delta"] * raised)
