@@ -1,0 +1,128 @@
+"""How far a head-to-head run that ended on its budget was from its certificate.
+
+For each seed, the default ``MFTuner`` runs on a head-to-head task exactly as
+``mftune bench head-to-head`` runs it (same data, split, folds and budget).
+A run that ends on the budget in its top phase was waiting for the paired
+t-tests there (:mod:`mftune.policies.top_glr`): the leader is certified when,
+for every other survivor ``b``, the differences ``d`` of their split-by-split
+top-fidelity scores give ``√n (d̄ + ε) / s_d >= q``. For each survivor the
+script takes ``d̄`` and ``s_d`` as measured and finds the rounds ``n`` its
+test would need, under three quantiles ``q``:
+
+* ``search``: the search's own, a union over the ``K − 1`` comparisons and
+  over the rounds (``paired_t_quantile``);
+* ``fixed``: a fixed-sample paired t-test, the union over the comparisons
+  only, which any test that estimates the spread from the rounds pays at
+  least once (it is not anytime-valid; a lower estimate);
+* ``known``: a z-test with ``s_d`` known (the normal quantile at the same
+  level), a floor no test that estimates ``s_d`` reaches.
+
+Printed per run: how it stopped, the top phase's rounds ``t`` and survivors,
+the binding survivor's ``d̄`` and ``s_d``, the rounds each quantile needs,
+and the top-fidelity seconds beyond ``t`` they would cost at the run's mean
+cost of a top-fidelity pull (each survivor pulled until its own test passes,
+the leader until the last: as ``Waves.final_cost`` prices rounds). A run not
+in its top phase prints the fidelity it ended at, its survivors and what one
+round of them at the top fidelity would cost (``costs_``).
+
+Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/certificate_reach.py mlp-letter --seeds 5``
+(one task per process; about the task's budget per seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+
+import numpy as np
+from scipy import stats
+
+from mftune.benchmarks import head_to_head as h2h
+from mftune.policies.top_glr import paired_t_quantile
+
+#: Rounds within which the needed rounds are looked for.
+MAX_ROUNDS = 10_000
+
+
+def rounds_needed(lead, spread, epsilon: float, quantile) -> np.ndarray:
+    """The first ``n >= 2`` with ``√n (lead + ε) / spread >= quantile(n)`` per survivor
+    (``inf`` when none within :data:`MAX_ROUNDS`)."""
+    n = np.arange(2, MAX_ROUNDS + 1, dtype=float)
+    q = np.broadcast_to(quantile(n), n.shape)
+    margin = np.asarray(lead, dtype=float)[:, None] + epsilon
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.sqrt(n) * margin / np.asarray(spread, dtype=float)[:, None]
+    ok = score >= q
+    return np.where(ok.any(axis=1), n[np.argmax(ok, axis=1)], np.inf)
+
+
+def top_phase(tuner):
+    """The policy whose top phase ended the run, or ``None`` (and the fidelity reached)."""
+    pol = getattr(tuner.policy_, "inner", tuner.policy_)
+    if getattr(pol, "top_glr", None) != "paired-t" or pol.fidelity_ != pol.phases[-1]:
+        return None, int(getattr(pol, "fidelity_", -1))
+    return pol, int(pol.fidelity_)
+
+
+def reach(tuner) -> dict:
+    """What the run's top phase had and what its certificate would still need."""
+    pol, fidelity = top_phase(tuner)
+    inner = getattr(tuner.policy_, "inner", tuner.policy_)
+    out = {"reason": tuner.stopping_reason_, "fidelity": fidelity,
+           "alive": int(np.sum(inner.active)), "top_cost": float(np.asarray(tuner.costs_)[-1])}
+    if pol is None or pol.t_ < 2:
+        return out
+    t, arms = int(pol.t_), np.flatnonzero(pol.active)
+    rewards = pol.top_rewards_[arms, :t]
+    leader = int(np.argmax(rewards.mean(axis=1)))
+    d = np.delete(rewards[leader] - rewards, leader, axis=0)
+    lead, spread = d.mean(axis=1), d.std(axis=1, ddof=1)
+    level = pol.glr_delta() / (pol.n_arms - 1)
+    eps = float(pol.epsilon or 0.0)
+    quantiles = {
+        "search": lambda n: paired_t_quantile(n, pol.glr_delta(), pol.n_arms),
+        "fixed": lambda n: stats.t.isf(level, n - 1),
+        "known": lambda n: stats.norm.isf(level),
+    }
+    top = tuner.pulls_["fidelity"] == fidelity
+    per_pull = float(np.mean(np.asarray(tuner.pulls_["cost"])[top]))
+    out.update(rounds=t, survivors=int(arms.size), epsilon=eps)
+    for name, q in quantiles.items():
+        more = np.maximum(rounds_needed(lead, spread, eps, q) - t, 0.0)
+        out[name] = float(np.max(more)) + t
+        out[name + "_s"] = float((more.sum() + more.max()) * per_pull)
+    bind = int(np.argmax(rounds_needed(lead, spread, eps, quantiles["search"])))
+    out.update(lead=float(lead[bind]), spread=float(spread[bind]))
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("task", choices=sorted(h2h.TASKS))
+    ap.add_argument("--seeds", type=int, default=5)
+    args = ap.parse_args(argv)
+    task = h2h.TASKS[args.task]
+    print(f"{args.task}: budget {task.budget:g} s; rounds needed at the measured lead and "
+          "spread of the binding survivor (search / fixed / known quantile)")
+    for seed in range(args.seeds):
+        X, _, y, _, _ = h2h._data(task, seed)
+        tuner = h2h.build_mftuner(task, seed)
+        with warnings.catch_warnings():  # e.g. an MLP's ConvergenceWarning
+            warnings.simplefilter("ignore")
+            tuner.fit(X, y)
+        r = reach(tuner)
+        line = f"  seed {seed}: {r['reason']}"
+        if "rounds" not in r:
+            print(f"{line}, ended at fidelity {r['fidelity']} with {r['alive']} survivors "
+                  f"(no paired rounds at the top; one round there costs about "
+                  f"{r['alive'] * r['top_cost']:.0f} s)")
+            continue
+        print(f"{line}, {r['rounds']} top rounds, {r['survivors']} survivors, "
+              f"lead {r['lead']:+.4f} spread {r['spread']:.4f} (epsilon {r['epsilon']:g}); "
+              "rounds " + " / ".join(f"{r[k]:g}" for k in ("search", "fixed", "known"))
+              + "; seconds beyond " + " / ".join(f"{r[k + '_s']:.0f}"
+                                                for k in ("search", "fixed", "known")))
+
+
+if __name__ == "__main__":
+    main()
