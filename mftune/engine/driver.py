@@ -261,8 +261,8 @@ def run(
                 spent += cost
                 continue
             pulls = policy.ask()
-            if len(pulls) == 0:
-                reason = "stalled"
+            if len(pulls) == 0:  # done within ask (results it had answered its batch)?
+                reason = "stopping-rule" if policy.done else "stalled"
                 break
             pulls = _trim(pulls, policy, spent, budget, n_pulls, max_pulls, pull_costs)
             outcomes = evaluator.evaluate(pulls)

@@ -9,6 +9,7 @@ from mftune.benchmarks.bandits import GaussianBandit
 from mftune.benchmarks.simulate import BanditEvaluator
 from mftune.engine.driver import Evaluator, Outcome, run
 from mftune.policies import IISE, SuccessiveElimination
+from mftune.policies.base import Pulls
 
 
 def _env(seed=0, n_arms=8):
@@ -29,6 +30,29 @@ def test_run_to_stopping_rule_matches_fast_path():
     assert slow.n_pulls == fast.n_pulls
     assert slow.total_cost == pytest.approx(fast.total_cost)
     assert slow.summary.total_cost == pytest.approx(slow.total_cost)
+
+
+def test_a_policy_done_within_ask_stops_by_its_rule_and_one_asking_nothing_stalls():
+    # A search with waves may finish inside ask(): the earlier results that answer a new
+    # wave's batch can end it. An empty batch then means the rule holds, not a stall.
+    class _DoneInAsk(SuccessiveElimination):
+        finish_in_ask = True
+
+        @property
+        def done(self):
+            return self._done_in_ask or super().done
+
+        def ask(self, n=None):
+            if self.n_rounds >= 2 and self.finish_in_ask:
+                self._done_in_ask = True
+            return Pulls.empty() if self.n_rounds >= 2 else super().ask(n)
+
+    env = _env()
+    for finish, want in ((True, "stopping-rule"), (False, "stalled")):
+        pol = _DoneInAsk(env.n_arms, env.costs, 0.01)
+        pol._done_in_ask, pol.finish_in_ask = False, finish
+        res = run(pol, BanditEvaluator(env, np.random.default_rng(0)), fast=False)
+        assert res.stopping_reason == want and pol.n_rounds == 2
 
 
 def test_budget_stops_and_trims_the_batch():
