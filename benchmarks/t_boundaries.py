@@ -1,9 +1,10 @@
 """The top phase's paired t-test boundary against an anytime-valid t confidence sequence.
 
 The top phase certifies a leader when every survivor's paired t statistic
-``T = √t (d̄ + ε) / s_d`` reaches ``q_t``, the ``1 − δ'/(t (t + 1))``
-quantile of Student's t with ``t − 1`` degrees of freedom, ``δ' = δ_g/(K − 1)``
-(:mod:`mftune.policies.top_glr`): a union over the rounds ``t``. An
+``T = √t (d̄ + ε) / s_d`` reaches ``q_t``, the ``1 − δ' w_t`` quantile of
+Student's t with ``t − 1`` degrees of freedom, ``δ' = δ_g/(K − 1)`` and
+``w_t = t^(−3/2) / (ζ(3/2) − 1)`` (:mod:`mftune.policies.top_glr`): a union
+over the rounds ``t``. An
 alternative without that union is a confidence sequence for a Gaussian mean
 with unknown variance [RECON, after Lai (1976) and Wang & Ramdas (2023)]:
 with ``S = Σ x_i`` and ``V = Σ x_i²`` after ``n`` rounds, mixing the

@@ -20,12 +20,16 @@ by paired t-tests that estimate it: the leader ``a`` is certified when, for
 every other survivor ``b``, the differences ``d_s = X_{a,s} − X_{b,s}`` of
 their ``s``-th top-fidelity rewards (the same split of the data when the
 evaluator pairs them, as :class:`~mftune.search.evaluation.CVEvaluator`
-does) give ``√t (d̄ + ε) / s_d >= q_t``, the ``1 − δ_g / ((K − 1) t (t + 1))``
+does) give ``√t (d̄ + ε) / s_d >= q_t``, the ``1 − δ_g w_t / (K − 1)``
 quantile of Student's t with ``t − 1`` degrees of freedom (``t >= 2``
-rounds). Validity [RECON]: if the differences of each pair are i.i.d.
-Gaussian, a leader more than ε below the best arm ``a*`` passes its test
-against ``a*`` at round ``t`` with probability at most that tail; a union
-over the ``K − 1`` arms and over ``t`` (``Σ 1/(t(t+1)) = 1``) gives ``δ_g``.
+rounds), ``w_t = t^(−3/2) / (ζ(3/2) − 1)``. Validity [RECON]: if the
+differences of each pair are i.i.d. Gaussian, a leader more than ε below
+the best arm ``a*`` passes its test against ``a*`` at round ``t`` with
+probability at most that tail; a union over the ``K − 1`` arms and over
+``t >= 2`` (``Σ w_t = 1``) gives ``δ_g``. The weights are at least
+``1/(t(t+1))`` at every ``t`` (``(√t + 1/√t) / (ζ(3/2) − 1) > 1``), whose
+sum over ``t >= 2`` is 1/2: the quantiles are below those of that union
+at every round.
 No σ enters, so an underestimated σ cannot make it wrong; where the
 evaluator shares a split's noise between candidates, ``s_d`` is far below
 ``σ√2`` and the test stops far sooner.
@@ -46,7 +50,7 @@ from scipy import special
 
 from .glr import GLRStopping, paired_mixture_threshold
 
-__all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR", "paired_t_quantile"]
+__all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR", "paired_t_quantile", "round_weights"]
 
 #: The tests of the final phase (``top_glr``): the GLR test with the proven
 #: ``"paired-mixture"`` threshold or two of :data:`~mftune.policies.glr.THRESHOLDS`
@@ -57,12 +61,18 @@ TOP_GLR = ("paired-mixture", "practical", "theory", "paired-t")
 GLR_SHARE = 0.5
 
 
+def round_weights(t):
+    """The union's weights over the rounds ``t >= 2`` (scalar or array):
+    ``t^(−3/2) / (ζ(3/2) − 1)``, summing to 1 (module docstring)."""
+    return np.asarray(t, dtype=float) ** -1.5 / (special.zeta(1.5) - 1.0)
+
+
 def paired_t_quantile(t, delta: float, n_arms: int):
     """``q_t`` of the paired t-tests after ``t >= 2`` rounds (scalar or array): the
-    ``1 − delta / ((n_arms − 1) t (t + 1))`` quantile of Student's t with ``t − 1``
-    degrees of freedom (module docstring)."""
+    ``1 − delta w_t / (n_arms − 1)`` quantile of Student's t with ``t − 1`` degrees of
+    freedom, ``w_t`` the :func:`round_weights` (module docstring)."""
     # Student's t upper quantile, -stdtrit(df, p) (what scipy.stats.t.isf computes)
-    return -special.stdtrit(t - 1, delta / ((n_arms - 1) * t * (t + 1.0)))
+    return -special.stdtrit(np.asarray(t) - 1, delta * round_weights(t) / (n_arms - 1))
 
 
 def _t_score(lead: np.ndarray, sd: np.ndarray, t: int) -> np.ndarray:

@@ -197,8 +197,10 @@ def test_the_paired_tests_bound_the_gap_at_the_top_when_splits_share_noise():
         p.top_glr = None  # the same run's bound from the radii alone
         radius_only.append(p.gap_bound())
     assert misses <= binom.ppf(0.999, 300, 0.05)
-    assert np.all(np.asarray(gaps) <= np.asarray(radius_only))
-    assert np.median(gaps) < 0.5 * np.median(radius_only)
+    gaps, radius_only = np.asarray(gaps), np.asarray(radius_only)
+    assert np.all(gaps <= radius_only)
+    cut = radius_only > 0  # the runs cut before one survivor was left
+    assert cut.sum() >= 50 and np.median(gaps[cut]) < 0.5 * np.median(radius_only[cut])
 
 
 def test_the_paired_bound_is_the_inverted_test_of_the_recommendation_against_each():

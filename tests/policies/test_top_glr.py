@@ -9,7 +9,7 @@ from mftune.policies import IISEGamma, SuccessiveElimination
 from mftune.policies.glr import GLRStopping, paired_mixture_threshold
 from mftune.policies.lower_bound import pair_values
 from mftune.policies.registry import check_params, policy_from_settings
-from mftune.policies.top_glr import GLR_SHARE, TOP_GLR
+from mftune.policies.top_glr import GLR_SHARE, TOP_GLR, paired_t_quantile, round_weights
 
 XI1 = np.array([0.0])
 
@@ -232,13 +232,11 @@ def test_paired_t_error_rate_on_a_tie():
     # The wrong stop of the test (ε = 0, two arms of equal means: arm 1 certified against
     # arm 0) at any of 500 rounds, with the policy's quantiles and δ_g = δ/2 (SE, K = 2).
     # Over 4,000 Gaussian streams its frequency must stay within the 0.999 quantile of
-    # Binomial(4000, δ_g): the union over rounds gives P <= δ_g Σ 1/(t(t+1)) < δ_g / 2.
-    from scipy.stats import t as student
-
+    # Binomial(4000, δ_g): the union over rounds gives P <= δ_g Σ_{t<=500} w_t < δ_g.
     policy = SuccessiveElimination(2, [1.0], 0.2, 1.0, top_glr="paired-t")
     delta_g, runs, rounds = policy.glr_delta(), 4000, 500
     t = np.arange(2, rounds + 1)
-    q = student.isf(delta_g / (t * (t + 1.0)), t - 1)
+    q = paired_t_quantile(t, delta_g, 2)
     d = np.random.default_rng(8).standard_normal((runs, rounds)) * 0.3  # X_1 − X_0
     n = np.arange(1, rounds + 1)
     mean = np.cumsum(d, axis=1) / n
@@ -246,7 +244,10 @@ def test_paired_t_error_rate_on_a_tie():
     score = np.sqrt(n[1:]) * mean[:, 1:] / np.sqrt(var[:, 1:])
     wrong = int(np.any(score >= q, axis=1).sum())
     assert delta_g == pytest.approx(0.1)
-    assert 0 < wrong <= binom.ppf(0.999, runs, delta_g / 2)
+    assert 0 < wrong <= binom.ppf(0.999, runs, delta_g * round_weights(t).sum())
+    # the weights sum to 1 and are above 1/(t(t+1)) at every round, whose sum over t >= 2 is 1/2
+    assert round_weights(np.arange(2, 10**6)).sum() == pytest.approx(1.0, abs=2e-3)
+    assert np.all(round_weights(t) > 1.0 / (t * (t + 1.0)))
 
 
 def test_the_top_share_is_split_with_the_test():
