@@ -56,21 +56,14 @@ def rounds_needed(lead, spread, epsilon: float, quantile) -> np.ndarray:
     return np.where(ok.any(axis=1), n[np.argmax(ok, axis=1)], np.inf)
 
 
-def top_phase(tuner):
-    """The policy whose top phase ended the run, or ``None`` (and the fidelity reached)."""
-    pol = getattr(tuner.policy_, "inner", tuner.policy_)
-    if getattr(pol, "top_glr", None) != "paired-t" or pol.fidelity_ != pol.phases[-1]:
-        return None, int(getattr(pol, "fidelity_", -1))
-    return pol, int(pol.fidelity_)
-
-
 def reach(tuner) -> dict:
     """What the run's top phase had and what its certificate would still need."""
-    pol, fidelity = top_phase(tuner)
-    inner = getattr(tuner.policy_, "inner", tuner.policy_)
+    pol = getattr(tuner.policy_, "inner", tuner.policy_)  # the last wave's, with waves
+    fidelity = int(getattr(pol, "fidelity_", -1))
     out = {"reason": tuner.stopping_reason_, "fidelity": fidelity,
-           "alive": int(np.sum(inner.active)), "top_cost": float(np.asarray(tuner.costs_)[-1])}
-    if pol is None or pol.t_ < 2:
+           "alive": int(np.sum(pol.active)), "top_cost": float(np.asarray(tuner.costs_)[-1])}
+    in_top = getattr(pol, "top_glr", None) == "paired-t" and fidelity == pol.phases[-1]
+    if not in_top or pol.t_ < 2:
         return out
     t, arms = int(pol.t_), np.flatnonzero(pol.active)
     rewards = pol.top_rewards_[arms, :t]
@@ -87,11 +80,12 @@ def reach(tuner) -> dict:
     top = tuner.pulls_["fidelity"] == fidelity
     per_pull = float(np.mean(np.asarray(tuner.pulls_["cost"])[top]))
     out.update(rounds=t, survivors=int(arms.size), epsilon=eps)
-    for name, q in quantiles.items():
-        more = np.maximum(rounds_needed(lead, spread, eps, q) - t, 0.0)
+    need = {name: rounds_needed(lead, spread, eps, q) for name, q in quantiles.items()}
+    for name, n in need.items():
+        more = np.maximum(n - t, 0.0)
         out[name] = float(np.max(more)) + t
         out[name + "_s"] = float((more.sum() + more.max()) * per_pull)
-    bind = int(np.argmax(rounds_needed(lead, spread, eps, quantiles["search"])))
+    bind = int(np.argmax(need["search"]))
     out.update(lead=float(lead[bind]), spread=float(spread[bind]))
     return out
 

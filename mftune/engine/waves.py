@@ -533,9 +533,13 @@ class Waves:
         per_pull = cost / pulls if pulls else float(self.nominal_costs()[top])
         var = self._updates.get("variance_proxy", getattr(self.inner, "variance_proxy", 1.0))
         s2 = float(np.asarray(var, dtype=float).reshape(-1)[-1])
-        return final_wave_cost(counts[arms], sums[arms], per_pull, s2,
-                               2.0 * wave_delta(self.delta / 2, self.wave_),
+        return final_wave_cost(counts[arms], sums[arms], per_pull, s2, self._final_delta(),
                                self.epsilon, getattr(self.inner, "confidence", "iise"))
+
+    def _final_delta(self) -> float:
+        """δ of the current wave if it becomes the final wave: its ``δ_w`` and the
+        ``δ_w`` kept for it (:meth:`_conclude`)."""
+        return 2.0 * wave_delta(self.delta / 2, self.wave_)
 
     def _stalled(self, score: float, eps: float) -> bool:
         """The surrogate's proposals of the last :data:`STALL_WAVES` waves did not raise
@@ -561,7 +565,7 @@ class Waves:
             return
         self._last = reason
         log = self.waves_[-1]
-        raised = 2.0  # the wave's δ_w and the δ_w kept for it
+        raised = self._final_delta() / log["delta"]
         self.inner.raise_delta(raised)
         log.update(final=True, delta=log["delta"] * raised,
                    policy_delta=log["policy_delta"] * raised)
