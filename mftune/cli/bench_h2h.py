@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import click
+import numpy as np
 
 from ._groups import OUT_FILE, bench, parse_list
 
@@ -113,11 +114,21 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
     if grid_file and not Path(grid_file).exists():
         raise click.BadParameter(f"no file {grid_file!r}: compute it with --dense-grid N",
                                  param_hint="--grid-file")
-    targets, kept = {}, []
+    targets, kept, source, clash = {}, [], {}, []
     for path in baseline:
         more, rows = _report(path, meths, "--baseline")
-        targets.update(more)
+        for key, value in more.items():
+            old = targets.get(key)
+            if old is not None and value is not None and not np.isclose(old, value):
+                clash.append(f"{key[0]} seed {key[1]}: {old:.4f} ({source[key]}), "
+                             f"{value:.4f} ({path})")
+            targets[key], source[key] = value, path
         kept += rows
+    if clash:  # e.g. a run split over two processes, each with its own methods' target
+        click.echo(f"note: the --baseline reports give different targets for {len(clash)} "
+                   f"(task, seed), e.g. {clash[0]}: the last report's is used for the methods "
+                   "run now, and each report's rows keep the times to target measured "
+                   "against its own", err=True)
     missing = [(n, s) for n in chosen for s in range(seeds) if (n, s) not in targets]
     if baseline and missing:
         raise click.BadParameter(f"has no target for (task, seed) {missing}",

@@ -171,6 +171,18 @@ def test_a_baseline_gives_the_targets_and_the_rows_not_run_again(monkeypatch, tm
     rows = json.loads(out.read_text())["rows"]
     assert sorted((r["seed"], r["method"]) for r in rows if "baseline" in r["detail"]) == [
         (0, "Optuna TPE"), (0, "SMAC"), (1, "Optuna TPE"), (1, "SMAC")]
+    assert "different targets" not in res.output  # the two reports share no (task, seed)
+    # two reports that disagree on a seed's target: the last one's is used, and said so
+    data["rows"] = [dict(r, seed=0, target=-1.25) for r in data["rows"]]
+    second.write_text(json.dumps(data))
+    seen.clear()
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--tasks", "kde", "--seeds", "1",
+                                    "--methods", "mftuner", "--baseline", str(path),
+                                    "--baseline", str(second)])
+    assert res.exit_code == 0, res.output
+    assert seen == {("kde", 0): (["MFTuner"], -1.25)}
+    assert "different targets for 1 (task, seed)" in res.output
+    assert "kde seed 0: -1.2700" in res.output and "-1.2500" in res.output
 
 
 def test_the_centre_reference_scores_the_space_s_centre_and_is_no_peer():
