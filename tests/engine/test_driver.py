@@ -36,21 +36,23 @@ def test_a_policy_done_within_ask_stops_by_its_rule_and_one_asking_nothing_stall
     # A search with waves may finish inside ask(): the earlier results that answer a new
     # wave's batch can end it. An empty batch then means the rule holds, not a stall.
     class _DoneInAsk(SuccessiveElimination):
-        finish_in_ask = True
+        def __init__(self, *args, finish: bool):
+            super().__init__(*args)
+            self.finish, self.finished = finish, False
 
         @property
         def done(self):
-            return self._done_in_ask or super().done
+            return self.finished or super().done
 
         def ask(self, n=None):
-            if self.n_rounds >= 2 and self.finish_in_ask:
-                self._done_in_ask = True
-            return Pulls.empty() if self.n_rounds >= 2 else super().ask(n)
+            if self.n_rounds < 2:
+                return super().ask(n)
+            self.finished = self.finish  # asks nothing more, done (or not) within ask
+            return Pulls.empty()
 
     env = _env()
     for finish, want in ((True, "stopping-rule"), (False, "stalled")):
-        pol = _DoneInAsk(env.n_arms, env.costs, 0.01)
-        pol._done_in_ask, pol.finish_in_ask = False, finish
+        pol = _DoneInAsk(env.n_arms, env.costs, 0.01, finish=finish)
         res = run(pol, BanditEvaluator(env, np.random.default_rng(0)), fast=False)
         assert res.stopping_reason == want and pol.n_rounds == 2
 
