@@ -38,7 +38,7 @@ import numpy as np
 from scipy import stats
 
 from mftune.benchmarks import head_to_head as h2h
-from mftune.policies.top_glr import paired_t_quantile
+from mftune.policies.top_glr import paired_t_quantile, paired_t_rounds
 
 #: Rounds within which the needed rounds are looked for.
 MAX_ROUNDS = 10_000
@@ -47,13 +47,8 @@ MAX_ROUNDS = 10_000
 def rounds_needed(lead, spread, epsilon: float, quantile) -> np.ndarray:
     """The first ``n >= 2`` with ``√n (lead + ε) / spread >= quantile(n)`` per survivor
     (``inf`` when none within :data:`MAX_ROUNDS`)."""
-    n = np.arange(2, MAX_ROUNDS + 1, dtype=float)
-    q = np.broadcast_to(quantile(n), n.shape)
-    margin = np.asarray(lead, dtype=float)[:, None] + epsilon
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.sqrt(n) * margin / np.asarray(spread, dtype=float)[:, None]
-    ok = score >= q
-    return np.where(ok.any(axis=1), n[np.argmax(ok, axis=1)], np.inf)
+    return paired_t_rounds(np.asarray(lead, dtype=float) + epsilon, spread, quantile,
+                           MAX_ROUNDS)
 
 
 def reach(tuner) -> dict:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..policies import registry as algorithms
 from ..policies.base import ArmStats, Policy, Pulls, outstanding
-from .final_wave import final_wave_cost
+from .final_wave import final_wave_cost, paired_final_cost
 from .results_log import ResultsLog
 from .surrogate import SURROGATES, propose
 
@@ -510,16 +510,18 @@ class Waves:
             return "exhausted", []
         return None, prop.points
 
-    def final_cost(self, survivors) -> float:
-        """Estimated cost of taking ``survivors`` to a certificate at the top fidelity, in
-        the pulls' cost units (:func:`~mftune.engine.final_wave.final_wave_cost` at the
-        final wave's ``2 δ_w``, rounds so far not deducted) [RECON]: the gaps from their
-        top-fidelity results so far, the mean measured cost of a top-fidelity pull
-        (nominal before any). The budget rule of :meth:`_next` reads it.
+    def final_cost(self, survivors, lower: float = 1.0) -> float:
+        """Estimated cost of taking ``survivors`` to a certificate at the top fidelity at
+        the final wave's ``2 δ_w``, at the mean measured cost of a top-fidelity pull
+        (nominal before any) [RECON]: the radii's price (:mod:`~mftune.engine.final_wave`,
+        rounds so far not deducted) or, if cheaper, for the wave's survivors in a top
+        phase with paired t-tests and two rounds, those tests' price. :meth:`_next` reads it.
 
         Parameters
         ----------
         survivors : array-like of int
+        lower : float, default=1.0
+            :func:`~mftune.engine.final_wave.paired_final_cost`'s (standard errors).
 
         Returns
         -------
@@ -533,8 +535,17 @@ class Waves:
         per_pull = cost / pulls if pulls else float(self.nominal_costs()[top])
         var = self._updates.get("variance_proxy", getattr(self.inner, "variance_proxy", 1.0))
         s2 = float(np.asarray(var, dtype=float).reshape(-1)[-1])
-        return final_wave_cost(counts[arms], sums[arms], per_pull, s2, self._final_delta(),
-                               self.epsilon, getattr(self.inner, "confidence", "iise"))
+        inner = self.inner
+        price = final_wave_cost(counts[arms], sums[arms], per_pull, s2, self._final_delta(),
+                                self.epsilon, getattr(inner, "confidence", "iise"))
+        at = np.flatnonzero(np.isin(self.members, arms))
+        if (getattr(inner, "top_glr", None) == "paired-t" and inner.fidelity_ == top
+                and inner.t_ >= 2 and at.size == arms.size and inner.active[at].all()):
+            raised = self._final_delta() / self.waves_[-1]["delta"]  # as _conclude raises it
+            price = min(price, paired_final_cost(inner.top_rewards_[at, :inner.t_], per_pull,
+                                                 inner.glr_delta() * raised, inner.n_arms,
+                                                 inner.epsilon, lower))
+        return price
 
     def _final_delta(self) -> float:
         """δ of the current wave if it becomes the final wave: its ``δ_w`` and the

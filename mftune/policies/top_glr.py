@@ -50,7 +50,8 @@ from scipy import special
 
 from .glr import GLRStopping, paired_mixture_threshold
 
-__all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR", "paired_t_quantile", "round_weights"]
+__all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR", "paired_t_quantile", "paired_t_rounds",
+           "round_weights"]
 
 #: The tests of the final phase (``top_glr``): the GLR test with the proven
 #: ``"paired-mixture"`` threshold or two of :data:`~mftune.policies.glr.THRESHOLDS`
@@ -73,6 +74,39 @@ def paired_t_quantile(t, delta: float, n_arms: int):
     freedom, ``w_t`` the :func:`round_weights` (module docstring)."""
     # Student's t upper quantile, -stdtrit(df, p) (what scipy.stats.t.isf computes)
     return -special.stdtrit(np.asarray(t) - 1, delta * round_weights(t) / (n_arms - 1))
+
+
+def paired_t_rounds(lead, spread, quantile, max_rounds: int = 100_000) -> np.ndarray:
+    """The first round ``t >= 2`` at which ``√t lead / spread >= quantile(t)``, per entry.
+
+    What a paired t-test needs if the mean and spread of its differences stay as
+    measured (``lead`` the mean, with ε added where the test adds it).
+
+    Parameters
+    ----------
+    lead, spread : array-like of shape (n,)
+        Mean and standard deviation of each comparison's differences.
+    quantile : callable
+        ``quantile(t)`` for an array of rounds, e.g. :func:`paired_t_quantile` at the
+        test's δ and arm count.
+    max_rounds : int, default=100_000
+        Rounds searched.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The rounds, ``inf`` where none within ``max_rounds`` (``lead <= 0``) and 2
+        where the spread is 0 and the lead positive.
+    """
+    t = np.arange(2, int(max_rounds) + 1, dtype=float)
+    # √t / q_t, made non-decreasing: the first t where it reaches spread/lead
+    reach = np.maximum.accumulate(np.sqrt(t) / np.broadcast_to(quantile(t), t.shape))
+    lead = np.asarray(lead, dtype=float).reshape(-1)
+    spread = np.asarray(spread, dtype=float).reshape(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(lead > 0, spread / lead, np.inf)
+    at = np.searchsorted(reach, need, side="left")
+    return np.where(at < t.size, at + 2.0, np.inf)
 
 
 def _t_score(lead: np.ndarray, sd: np.ndarray, t: int) -> np.ndarray:

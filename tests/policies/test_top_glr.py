@@ -9,7 +9,14 @@ from mftune.policies import IISEGamma, SuccessiveElimination
 from mftune.policies.glr import GLRStopping, paired_mixture_threshold
 from mftune.policies.lower_bound import pair_values
 from mftune.policies.registry import check_params, policy_from_settings
-from mftune.policies.top_glr import GLR_SHARE, TOP_GLR, paired_t_quantile, round_weights
+from mftune.policies.top_glr import (
+    GLR_SHARE,
+    TOP_GLR,
+    _t_score,
+    paired_t_quantile,
+    paired_t_rounds,
+    round_weights,
+)
 
 XI1 = np.array([0.0])
 
@@ -185,6 +192,22 @@ def test_paired_t_stops_far_sooner_when_the_split_noise_is_shared():
         assert mixture.done and mixture.recommend() == 0
         assert n_paired < 0.2 * n_mixture
         assert paired.summary().extra["stopped_by_glr"]
+
+
+def test_paired_t_rounds_are_the_first_round_the_test_passes():
+    # the test's own statistic and quantile, round by round, against the vectorised search
+    delta, k = 0.004, 7
+    lead = np.array([0.02, 0.005, 0.001, 0.3, 0.0, -0.01, 0.01])
+    spread = np.array([0.01, 0.02, 0.05, 0.0, 0.01, 0.01, 0.0])
+    t = np.arange(2, 20_001)
+    q = paired_t_quantile(t, delta, k)
+    want = [t[np.flatnonzero(_t_score(np.full(t.size, a), np.full(t.size, b), t) >= q)]
+            for a, b in zip(lead, spread, strict=True)]
+    want = [float(w[0]) if w.size else np.inf for w in want]
+    got = paired_t_rounds(lead, spread, lambda r: paired_t_quantile(r, delta, k), 20_000)
+    np.testing.assert_array_equal(got, want)
+    assert got[3] == got[6] == 2 and np.isinf(got[4:6]).all()  # no spread; no lead
+    assert 2 < got[0] < got[1] < got[2]  # a smaller lead over a wider spread needs more
 
 
 def test_paired_t_never_uses_sigma():

@@ -522,3 +522,58 @@ def test_a_resumed_study_follows_the_wave_ends_it_recorded_whatever_its_budget(
     assert n["fits"] == 0 and again.policy_.finished_ == "budget"
     assert again.n_pulls_ == first.n_pulls_ and again.best_params_ == first.best_params_
     assert np.all(again.cv_results_["wave"] == 1)
+
+
+def test_the_paired_final_wave_cost_deducts_the_rounds_done_and_lowers_the_lead():
+    from mftune.engine.final_wave import paired_final_cost
+    from mftune.policies.top_glr import _t_score, paired_t_quantile
+
+    # three survivors, five rounds (splits): the leader is 0; ε = 0.002, δ 0.01, K = 6
+    rewards = np.array([[0.90, 0.92, 0.91, 0.93, 0.90],
+                        [0.89, 0.91, 0.91, 0.91, 0.89],
+                        [0.80, 0.83, 0.80, 0.84, 0.81]])
+    d = rewards[0] - rewards[1:]
+    spread = d.std(axis=1, ddof=1)
+    lead = d.mean(axis=1) - spread / np.sqrt(5) + 0.002  # one standard error below
+    t = np.arange(2, 10**5 + 1)
+    q = paired_t_quantile(t, 0.01, 6)
+    need = [t[np.argmax(_t_score(np.full(t.size, a), np.full(t.size, b), t) >= q)]
+            for a, b in zip(lead, spread, strict=True)]
+    more = np.maximum(np.array(need) - 5, 0)
+    want = (more.sum() + more.max()) * 3.0
+    assert want > 0 and more.min() == 0  # arm 2 is already beaten: nothing more for it
+    assert paired_final_cost(rewards, 3.0, 0.01, 6, 0.002) == pytest.approx(want)
+    assert paired_final_cost(rewards[:, :1], 3.0, 0.01, 6) == np.inf  # no spread yet
+    assert paired_final_cost(rewards[:1], 3.0, 0.01, 6) == 0.0
+
+
+def test_the_budget_rule_prices_the_final_wave_by_its_paired_tests(nominal_costs, monkeypatch):
+    from mftune.engine.final_wave import paired_final_cost
+
+    # Seed 3 with a cost budget of 2.5 s: wave 1 ends early in its top phase. Priced by
+    # the radii alone (3.45 s) the final wave would not fit, and the search would end on
+    # the budget without a certificate; priced by its paired t-tests it fits, a second
+    # wave runs, and the final wave certifies within the budget.
+    seen = []
+    decide = waves.Waves._next
+
+    def spy(self, log, survivors, inc):
+        inner = self.inner
+        if inner.t_ >= 2 and inner.fidelity_ == self.n_fidelities - 1:
+            top = self.n_fidelities - 1
+            per_pull = self.stats.cost[top].sum() / self.stats.counts[top].sum()
+            raised = self._final_delta() / self.waves_[-1]["delta"]
+            paired = paired_final_cost(inner.top_rewards_[inner.active, :inner.t_], per_pull,
+                                       inner.glr_delta() * raised, inner.n_arms, inner.epsilon)
+            inner.top_glr = None  # the radii's price alone
+            radii = self.final_cost(survivors)
+            inner.top_glr = "paired-t"
+            seen.append((self.final_cost(survivors), paired, radii))
+        return decide(self, log, survivors, inc)
+
+    monkeypatch.setattr(waves.Waves, "_next", spy)
+    t = bump_tuner(budget=2.5, random_state=3).fit(X, Y)
+    price, paired, radii = seen[0]
+    assert price == pytest.approx(paired) and paired < radii
+    assert t.stopping_reason_ == "stopping-rule" and t.total_cost_ <= 2.5
+    assert len(t.waves_) == 2 and t.policy_.finished_ == "budget"
