@@ -36,7 +36,6 @@ def priced_runs(task_name: str, seeds: int, budget: float | None = None):
 
     def watch(self, log, survivors, inc):
         inner, top = self.inner, self.n_fidelities - 1
-        paired = inner.top_glr == "paired-t" and inner.fidelity_ == top and inner.t_ >= 2
         end = {"wave": self.wave_, "survivors": len(survivors), "cost": self.stats.cost.sum(),
                "rounds": int(inner.t_) if inner.fidelity_ == top else 0,
                # the price the search takes, and with the tests' at the measured leads
@@ -44,7 +43,7 @@ def priced_runs(task_name: str, seeds: int, budget: float | None = None):
         inner.top_glr, kept = None, inner.top_glr  # the radii's price alone
         end["radii"] = self.final_cost(survivors)
         inner.top_glr = kept
-        end["paired"] = paired and end["price"] < end["radii"]
+        end["paired"] = end["price"] < end["radii"]  # the search took the tests' price
         reason = decide(self, log, survivors, inc)
         ends.append({**end, "reason": reason[0], "certified": log["certified"]})
         return reason
