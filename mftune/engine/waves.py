@@ -542,9 +542,9 @@ class Waves:
         if (getattr(inner, "top_glr", None) == "paired-t" and inner.fidelity_ == top
                 and inner.t_ >= 2 and at.size == arms.size and inner.active[at].all()):
             raised = self._final_delta() / self.waves_[-1]["delta"]  # as _conclude raises it
-            price = min(price, paired_final_cost(inner.top_rewards_[at, :inner.t_], per_pull,
-                                                 inner.glr_delta() * raised, inner.n_arms,
-                                                 inner.epsilon, lower))
+            rows = inner.top_rewards_[at[~inner.parked_[at]], :inner.t_]  # parked: passed
+            price = min(price, paired_final_cost(rows, per_pull, inner.glr_delta() * raised,
+                                                 inner.n_arms, inner.epsilon, lower))
         return price
 
     def _final_delta(self) -> float:

@@ -156,6 +156,8 @@ class PhasedElimination(TopGLR, GapBound, Policy):
             raise ValueError(f"top_glr must be one of {TOP_GLR} or None; got {top_glr!r}")
         self.top_glr = top_glr
         self.glr_arm_ = None  # the arm the top phase's GLR test certified
+        self.parked_ = np.zeros(n_arms, dtype=bool)  # survivors its paired tests no longer pull
+        self.park_leader_ = -1  # the arm they were tested against
         self.curve_check = None if curve_check is None else np.asarray(curve_check, float)
         if self.curve_check is not None and (self.curve_check.shape != costs.shape
                                              or np.any(~(self.curve_check >= 0))):
@@ -205,6 +207,8 @@ class PhasedElimination(TopGLR, GapBound, Policy):
             return int(active[0])
         if self.glr_arm_ is not None:
             return int(self.glr_arm_)
+        if np.any(self.parked_[active]):  # the others' tests hold them against the leader
+            return int(self.park_leader_)
         anytime = self.best_first and not self.stopped_early_
         counts, sums = self.stats.counts, self.stats.sums
         if anytime and self.evidence_ is not None:
@@ -246,9 +250,6 @@ class PhasedElimination(TopGLR, GapBound, Policy):
             self.evidence_ = ArmStats(self.n_arms, self.n_fidelities)
         self.evidence_.add(arms, fidelities, rewards, np.zeros(arms.size))
 
-    def _round_arms(self) -> np.ndarray:
-        return np.flatnonzero(self.active)
-
     def _next_pulls(self, n: int) -> Pulls:
         arms = self._round_arms()
         arms = arms[self._asked(arms) < self.t_ + 1]
@@ -263,11 +264,8 @@ class PhasedElimination(TopGLR, GapBound, Policy):
 
     @property
     def round_open(self) -> bool:
-        """Whether a round has pulls asked or told but is not closed yet.
-
-        The tuner updates σ, costs and bias bounds only between rounds, so
-        best-first batches take exactly the decisions of whole rounds.
-        """
+        """Whether a round has pulls asked or told but is not closed yet (the tuner updates
+        σ, costs and bias bounds only between rounds: best-first batches decide as rounds)."""
         return bool(np.any(self._asked(self._round_arms()) != self.t_))
 
     def _asked(self, arms: np.ndarray) -> np.ndarray:
@@ -355,11 +353,10 @@ class PhasedElimination(TopGLR, GapBound, Policy):
     def _events(self, cums: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Boolean per round (columns of ``cums``, arms × rounds): may anything happen?
 
-        The elimination test is done on sums (``max − min >= t (2B + w)``)
-        with a relative slack of 1e-12, so it flags a superset of the rounds
-        that :meth:`_finish_rounds`'s exact test on means would act on; a
-        flagged round where nothing happens just ends the block early.
-        """
+        The elimination test is done on sums (``max − min >= t (2B + w)``) with a relative
+        slack of 1e-12, so it flags a superset of the rounds that :meth:`_finish_rounds`'s
+        exact test on means would act on; a flagged round where nothing happens just ends
+        the block early."""
         m = self.fidelity_
         b = self.radius(t)
         spread = cums.max(axis=0) - cums.min(axis=0)
@@ -406,7 +403,9 @@ class PhasedElimination(TopGLR, GapBound, Policy):
                 self.phase_ += 1
                 self.t_ = 0
         else:
-            if self.epsilon is not None and 2.0 * b[0] + self.widths[m] <= self.epsilon:
+            # the ε rule covers the arms of the round; the paired tests, any parked ones
+            if (self.epsilon is not None and 2.0 * b[0] + self.widths[m] <= self.epsilon
+                    and self._leads_the_parked(arms, means)):
                 self.stopped_early_ = True
             if self.top_glr is not None and not self.stopped_early_:
                 self._glr_test(arms[~out], means[~out])
@@ -440,7 +439,8 @@ class PhasedElimination(TopGLR, GapBound, Policy):
         an arm is eliminated or the phase switches; the remaining rows are
         discarded (they were never observed). The decisions are exactly those
         of calling :meth:`ask` / :meth:`tell` round by round with the same
-        rewards: both paths use the same sums and the same tests.
+        rewards: both paths use the same sums and the same tests. While arms
+        parked by the top phase's tests catch up, one row is told (:meth:`tell`).
 
         Parameters
         ----------
@@ -457,6 +457,9 @@ class PhasedElimination(TopGLR, GapBound, Policy):
         """
         m = self.fidelity_
         arms = self._round_arms()
+        if np.any(self.stats.counts[m, arms] < self.t_):  # parked arms catch up: one pull each
+            self.tell(pulls, np.asarray(rewards, dtype=float)[0], costs)
+            return 1
         if (
             len(pulls) != arms.size
             or not np.array_equal(pulls.arms, arms)
@@ -546,14 +549,10 @@ class PhasedElimination(TopGLR, GapBound, Policy):
             self._reopen()
 
     def _reopen(self) -> None:
-        """Re-open the arms whose elimination below the top the current widths no longer back.
-
-        An arm eliminated at fidelity ``m`` under a bias bound later found too
-        small (grown) is active again if its elimination slack (lead − mean −
-        2B − guard at the time) is below the new width of ``m``; it rejoins the
-        current phase and is pulled there until it has the round's samples
-        [RECON].
-        """
+        """Re-open the arms whose elimination below the top the current widths no longer back
+        [RECON]: an arm eliminated at ``m`` under a bias bound later grown is active again if
+        its slack then (lead − mean − 2B − guard) is below the new width of ``m``; it rejoins
+        the current phase and is pulled there until it has the round's samples."""
         fid = self.eliminated_fidelity
         below = (~self.active) & (fid >= 0) & (fid < self.n_fidelities - 1)
         back = below & (self.elim_slack_ < self.widths[np.clip(fid, 0, None)])
@@ -597,4 +596,5 @@ class PhasedElimination(TopGLR, GapBound, Policy):
             "futility_switches": int(self.futile_switches_),
             "balanced_switches": int(self.balanced_switches_),
             "reopened": int(self.reopened_),
+            "parked": int(np.sum(self.parked_ & self.active)),
         }

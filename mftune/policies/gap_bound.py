@@ -18,8 +18,9 @@ With the top phase's paired t-tests (``top_glr="paired-t"``) and ``t >= 2``
 closed rounds at the top, each test inverted is a bound too: on its event,
 ``µ_b − µ_a <= q_t s_d / √t − d̄`` for the differences ``d = X_a − X_b`` of
 the recommendation and survivor ``b`` on the same splits
-(:mod:`mftune.policies.top_glr`); the bound is the smaller of the two,
-both events being in the union behind δ.
+(:mod:`mftune.policies.top_glr`), on the splits the two share (a parked
+survivor's up to its parking); the bound is the smaller of the two, both
+events being in the union behind δ.
 
 With ``evidence_covered`` (set by :mod:`mftune.engine.waves` for its
 waves, whose carried candidates' earlier results begin the
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .top_glr import paired_t_quantile
+from .top_glr import paired_differences, paired_t_quantile
 
 __all__ = ["GapBound"]
 
@@ -73,12 +74,16 @@ class GapBound:
         return max(gap, 0.0) if np.isfinite(gap) else float("nan")
 
     def _paired_gap(self, active: np.ndarray, own: int) -> float:
-        """The paired t-tests' bound at the top (module docstring); ``inf`` without it."""
+        """The paired t-tests' bound at the top (module docstring); ``inf`` without it.
+        Each survivor's test is on the splits it shares with the recommendation (a parked
+        survivor's on those up to its parking)."""
         t, top = self.t_, int(self.phases[-1])
+        counts = self.stats.counts[top, active]
+        n = np.minimum(np.minimum(counts, counts[own]), t)  # the closed rounds
         if (self.top_glr != "paired-t" or self.phase_ < self.phases.size - 1 or t < 2
-                or np.any(self.stats.counts[top, active] < t)):
+                or np.any(n < 2)):
             return np.inf
-        d = self.top_rewards_[active[own], :t] - self.top_rewards_[active, :t]
-        q = paired_t_quantile(t, self.glr_delta(), self.n_arms)
-        bound = q * d.std(axis=1, ddof=1) / np.sqrt(t) - d.mean(axis=1)
+        lead, sd = paired_differences(self.top_rewards_[active, :n.max()], own, n)
+        q = paired_t_quantile(n, self.glr_delta(), self.n_arms)
+        bound = q * sd / np.sqrt(n) - lead
         return float(np.delete(bound, own).max())

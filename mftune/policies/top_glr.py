@@ -41,6 +41,16 @@ the best arm ``a*`` is dropped only if some arm ``a`` with ``µ_a <= µ_a*``
 passes its test against it at some round, and for a leader more than ε
 below ``a*`` that event is contained in the certification error above; a
 union over the ``K − 1`` arms and over ``t`` still gives ``δ_g``.
+
+And they park [RECON]: a survivor whose test against the leader passes with
+ε is not pulled again while that arm leads (``parked_``); the leader is
+certified once every other survivor's test has passed, each at its own
+round ``t_b`` (on the first ``t_b`` splits of both). This spends no more δ
+either: a certified leader more than ε below ``a*`` has passed its test
+against ``a*`` at some round, the event the union above bounds whichever
+round it is. When another arm takes the lead, each parked survivor is
+tested against it on the splits it has: it stays parked if its test passes
+there, and is otherwise pulled again until it has the round's results.
 """
 
 from __future__ import annotations
@@ -50,8 +60,8 @@ from scipy import special
 
 from .glr import GLRStopping, paired_mixture_threshold
 
-__all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR", "paired_t_quantile", "paired_t_rounds",
-           "round_weights"]
+__all__ = ["GLR_SHARE", "TOP_GLR", "TopGLR", "paired_differences", "paired_t_quantile",
+           "paired_t_rounds", "round_weights"]
 
 #: The tests of the final phase (``top_glr``): the GLR test with the proven
 #: ``"paired-mixture"`` threshold or two of :data:`~mftune.policies.glr.THRESHOLDS`
@@ -109,8 +119,36 @@ def paired_t_rounds(lead, spread, quantile, max_rounds: int = 100_000) -> np.nda
     return np.where(at < t.size, at + 2.0, np.inf)
 
 
-def _t_score(lead: np.ndarray, sd: np.ndarray, t: int) -> np.ndarray:
-    """Paired t statistics ``√t lead / sd`` (``inf``/0 for a zero spread)."""
+def paired_differences(rewards, leader: int, n) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation (``ddof=1``) of each row's differences from row
+    ``leader`` on their first ``n`` columns (the same splits).
+
+    Parameters
+    ----------
+    rewards : ndarray of shape (k, t)
+        Results, one row per arm, one column per round.
+    leader : int
+        The row the others are compared with.
+    n : int or array-like of shape (k,)
+        Columns compared, per row (``2 <= n <= t``).
+
+    Returns
+    -------
+    lead, spread : ndarray of shape (k,)
+        ``0`` for the leader's own row.
+    """
+    rewards = np.asarray(rewards, dtype=float)
+    n = np.broadcast_to(np.asarray(n), rewards.shape[:1])
+    used = np.arange(rewards.shape[1]) < n[:, None]  # each row's first n columns
+    d = np.where(used, rewards[leader] - rewards, 0.0)
+    lead = d.sum(axis=1) / n
+    dev = np.where(used, d - lead[:, None], 0.0)
+    return lead, np.sqrt((dev * dev).sum(axis=1) / (n - 1))
+
+
+def _t_score(lead: np.ndarray, sd: np.ndarray, t) -> np.ndarray:
+    """Paired t statistics ``√t lead / sd`` (``t`` one or per entry; ``inf``/0 for a zero
+    spread)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sd > 0, np.sqrt(t) * lead / sd, np.where(lead > 0, np.inf, 0.0))
 
@@ -167,23 +205,40 @@ class TopGLR:
         store[arms[None, :], np.asarray(first)[None, :] + np.arange(rewards.shape[0])[:, None]] \
             = rewards
 
+    def _round_arms(self) -> np.ndarray:
+        """The arms a round pulls: the survivors but the parked ones (module docstring)."""
+        return np.flatnonzero(self.active & ~self.parked_)
+
+    def _leads_the_parked(self, arms: np.ndarray, means: np.ndarray) -> bool:
+        """Whether the leader of the round's ``arms`` is the arm the parked survivors were
+        tested against (``True`` when none is parked)."""
+        return (not np.any(self.parked_ & self.active)
+                or int(arms[np.argmax(means)]) == self.park_leader_)
+
     def _paired_t_stops(self, arms: np.ndarray, means: np.ndarray) -> bool:
-        """``"paired-t"``: whether every survivor's test against the leader passes (with
-        ε); the survivors whose test passes without ε are eliminated (module docstring)."""
+        """``"paired-t"``: whether every survivor's test against the leader has passed with
+        ε, a parked survivor's on the splits it has; the survivors whose test passes
+        without ε are eliminated, the others that pass parked (module docstring)."""
         t = self.t_
-        if t < 2 or arms.size < 2:
+        if t < 2 or arms.size == 0:
             return False
-        leader = int(np.argmax(means))
-        d = self.top_rewards_[arms[leader], :t] - self.top_rewards_[arms, :t]
-        lead, sd = d.mean(axis=1), d.std(axis=1, ddof=1)
-        q = paired_t_quantile(t, self.glr_delta(), self.n_arms)
-        others = np.arange(arms.size) != leader
-        beaten = others & (_t_score(lead, sd, t) >= q)
+        leader = int(arms[np.argmax(means)])
+        alive = np.flatnonzero(self.active)  # the round's arms and the parked ones
+        n = np.minimum(self.stats.counts[self.fidelity_, alive], t)
+        own = int(np.flatnonzero(alive == leader)[0])
+        lead, sd = paired_differences(self.top_rewards_[alive, :t], own, n)
+        q = paired_t_quantile(n, self.glr_delta(), self.n_arms)
+        others = alive != leader
+        beaten = others & (_t_score(lead, sd, n) >= q)
         if beaten.any():
             mask = np.zeros(self.n_arms, dtype=bool)
-            mask[arms[beaten]] = True
+            mask[alive[beaten]] = True
             self._eliminate(mask, self.fidelity_)
-        return bool(np.all(_t_score(lead + (self.epsilon or 0.0), sd, t)[others] >= q))
+        passed = others & ~beaten & (_t_score(lead + (self.epsilon or 0.0), sd, n) >= q)
+        self.parked_[:] = False  # a new leader keeps those its tests place within ε too
+        self.parked_[alive[passed]] = True
+        self.park_leader_ = leader
+        return bool(np.all((beaten | passed)[others]))
 
     def _glr_may_stop(self, sums: np.ndarray, t) -> np.ndarray:
         """Per round (columns of ``sums``, survivors × rounds, after ``t`` rounds): may the

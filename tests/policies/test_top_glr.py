@@ -13,6 +13,7 @@ from mftune.policies.top_glr import (
     GLR_SHARE,
     TOP_GLR,
     _t_score,
+    paired_differences,
     paired_t_quantile,
     paired_t_rounds,
     round_weights,
@@ -232,6 +233,139 @@ def test_paired_t_drops_the_survivors_it_has_beaten():
     assert policy.done and policy.recommend() == 0 and policy.glr_arm_ == 0
     assert policy.eliminated_fidelity[2] == 0 and counts[2] < counts[0]
     assert 2 * policy.radius(np.array([counts[0]]))[0] > 0.2  # not the radius's doing
+
+
+def _run_splits(policy, stream) -> None:
+    """Feed each arm's ``c``-th pull the ``c``-th row of ``stream`` (rounds × arms): the
+    same split for every arm, as the tuner's evaluator pairs them."""
+    while not policy.done and policy.stats.counts.max() < stream.shape[0] - 1:
+        pulls = policy.ask()
+        policy.tell(pulls, stream[policy.stats.counts[0, pulls.arms], pulls.arms])
+
+
+def test_paired_t_parks_the_survivors_shown_within_epsilon():
+    # Arm 1 is 0.001 below the leader with little noise of its own: its test passes with
+    # ε = 0.01 within a few rounds, and it is not pulled again; arm 2, 0.005 below with
+    # 0.02 of its own noise, keeps being pulled until its test passes. The certificate
+    # holds arm 1 on the splits it has, at the round its test passed.
+    rng = np.random.default_rng(0)
+    shared = 0.05 * rng.standard_normal((400, 1))
+    stream = (np.array([0.80, 0.799, 0.795]) + shared
+              + np.array([0.002, 0.002, 0.02]) * rng.standard_normal((400, 3)))
+    policy = SuccessiveElimination(3, [1.0], 0.05, 1.0, epsilon=0.01, top_glr="paired-t")
+    policy.phase_delta = lambda phase=None: 1e-300  # no elimination: the tests alone
+    _run_splits(policy, stream)
+    n = policy.stats.counts[0]
+    assert policy.done and policy.glr_arm_ == 0 and policy.recommend() == 0
+    assert policy.parked_[1] and n[1] < n[0] == n[2] and n[0] > 3 * n[1]
+    q = paired_t_quantile(np.arange(2, n[1] + 1), policy.glr_delta(), 3)
+    d = stream[:n[1], 0] - stream[:n[1], 1]
+    score = [_t_score(d[:t].mean() + 0.01, d[:t].std(ddof=1), t) for t in range(2, n[1] + 1)]
+    assert score[-1] >= q[-1] and np.all(np.array(score[:-1]) < q[:-1])  # its first pass
+    assert policy.summary().extra["parked"] == 2  # the last to pass is marked too
+    # what the search states when it stops on a budget instead: the paired bound holds
+    # arm 1 on its own splits, and is below ε here
+    assert policy.gap_bound() <= 0.01
+
+
+def test_a_new_leader_tests_every_parked_survivor_again():
+    # Arm 0 leads and arm 1 (0.001 below, little noise) is parked; from split 6 on arm 2
+    # (0.02 below, ±0.1) scores 0.1 higher and takes the lead: arm 1 is pulled again from
+    # its own next split until it has the round's results, and the certificate is on arm 2
+    # against both.
+    base = np.array([0.50, 0.499, 0.48])
+    wobble = 0.002 * np.where(np.arange(60) % 2, 1.0, -1.0)[:, None]
+    stream = base + wobble * np.array([1.0, 0.5, 50.0])
+    stream[6:, 2] += 0.1
+    policy = SuccessiveElimination(3, [1.0], 0.2, 1.0, epsilon=0.05, top_glr="paired-t")
+    policy.phase_delta = lambda phase=None: 1e-300
+    parked_at = None
+    while not policy.done:
+        pulls = policy.ask()
+        policy.tell(pulls, stream[policy.stats.counts[0, pulls.arms], pulls.arms])
+        if parked_at is None and policy.parked_[1]:
+            parked_at = int(policy.stats.counts[0, 1])
+            assert policy.park_leader_ == 0 and policy.recommend() == 0
+    n = policy.stats.counts[0]
+    assert parked_at is not None and parked_at < 6
+    assert policy.glr_arm_ == 2 and policy.park_leader_ == 2
+    assert n[1] > parked_at  # pulled again once arm 2 led
+    assert n[2] == policy.t_ and n[1] <= n[2]
+
+
+def test_paired_t_error_rate_with_parking():
+    # Arms 1 and 2 lie exactly ε below arm 0, the test's worst case: certifying either is
+    # an error, which needs its test against arm 0 to pass at some round, parked or not.
+    # Over 400 Gaussian streams (split noise shared, as in cross-validation) its frequency
+    # stays within the 0.999 quantile of Binomial(400, δ_g); some runs must park an arm.
+    wrong = parked = 0
+    for seed in range(400):
+        stream = _shared_split_stream([0.5, 0.45, 0.45], 0.3, 0.1, 300, seed)
+        policy = SuccessiveElimination(3, [1.0], 0.2, 1.0, epsilon=0.05, top_glr="paired-t")
+        policy.phase_delta = lambda phase=None: 1e-300
+        _run_splits(policy, stream)
+        wrong += int(policy.done and policy.recommend() != 0)
+        parked += int(policy.parked_.any())
+    assert policy.glr_delta() == pytest.approx(0.1)
+    assert wrong <= binom.ppf(0.999, 400, policy.glr_delta()) and parked >= 40
+
+
+def test_paired_differences_on_each_row_s_own_splits():
+    rng = np.random.default_rng(5)
+    rewards = rng.standard_normal((4, 9))
+    n = np.array([9, 3, 9, 6])
+    lead, spread = paired_differences(rewards, 2, n)
+    for i in range(4):
+        d = rewards[2, :n[i]] - rewards[i, :n[i]]
+        assert lead[i] == pytest.approx(d.mean(), abs=1e-15)
+        assert spread[i] == pytest.approx(d.std(ddof=1), abs=1e-15)
+    assert lead[2] == spread[2] == 0.0
+    # all rows whole: the very numbers numpy's mean and std give
+    full = paired_differences(rewards, 0, 9)
+    d = rewards[0] - rewards
+    np.testing.assert_array_equal(full[0], d.mean(axis=1))
+    np.testing.assert_array_equal(full[1], d.std(axis=1, ddof=1))
+
+
+def test_a_parked_survivor_within_epsilon_of_the_new_leader_stays_parked():
+    # Two splits: arm 0 leads arm 1 by 0.0002 with a spread its test cannot pass yet, and
+    # arm 2, 0.02 below arm 0 and moving with arm 1, is parked against arm 0 (its test
+    # passes with ε = 0.05, not without). From split 2 on arm 1 scores 0.1 more and takes
+    # the lead: on the two splits arm 2 has, its test against arm 1 passes too, so it stays
+    # parked and is never pulled again; arm 1 is certified.
+    d01 = np.array([0.0023, -0.0019])
+    stream = np.empty((40, 3))
+    stream[:2] = 0.5 - np.stack([np.zeros(2), d01, 0.02 + 0.5 * d01], axis=1)
+    wobble = 0.001 * np.where(np.arange(38) % 2, 1.0, -1.0)
+    stream[2:] = np.stack([0.5 + wobble, 0.6 - wobble, np.full(38, 0.47)], axis=1)
+    policy = SuccessiveElimination(3, [1.0], 0.2, 1.0, epsilon=0.05, top_glr="paired-t")
+    policy.phase_delta = lambda phase=None: 1e-300
+    _run_splits(policy, stream)
+    assert policy.done and policy.glr_arm_ == 1 == policy.park_leader_
+    assert policy.parked_[2] and policy.stats.counts[0, 2] == 2 < policy.stats.counts[0, 1]
+    # at two splits, against either leader: within ε, not beaten
+    q = paired_t_quantile(2, policy.glr_delta(), 3)
+    for a in (0, 1):
+        d = stream[:2, a] - stream[:2, 2]
+        assert _t_score(d.mean(), d.std(ddof=1), 2) < q <= _t_score(d.mean() + 0.05,
+                                                                     d.std(ddof=1), 2)
+
+
+def test_the_epsilon_rule_stops_with_parked_survivors_behind_the_same_leader():
+    # σ² = 3e-4 as told: the radius's ε rule holds after 5 rounds, before arm 2's paired
+    # test (±0.1 of real noise) passes. Arm 1, parked at 2 splits against arm 0, is held
+    # by its test, the arms of the round by the rule: the run stops on arm 0, the leader
+    # both answer for.
+    wobble = np.where(np.arange(60) % 2, 1.0, -1.0)[:, None]
+    stream = np.array([0.50, 0.499, 0.49]) + wobble * np.array([0.002, 0.001, 0.1])
+    policy = SuccessiveElimination(3, [1.0], 0.2, 3e-4, epsilon=0.05, confidence="mixture",
+                                   top_glr="paired-t")
+    _run_splits(policy, stream)
+    n = policy.stats.counts[0]
+    assert policy.stopped_early_ and policy.glr_arm_ is None and policy.summary().extra[
+        "stopped_by_epsilon"]
+    assert policy.parked_[1] and n[1] == 2 < n[0] == n[2] == policy.t_
+    assert policy.recommend() == policy.park_leader_ == 0
 
 
 def test_paired_t_eliminations_on_a_tie():

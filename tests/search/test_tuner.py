@@ -36,11 +36,15 @@ def test_fit_gives_search_results(data):
     n = len(t.cv_results_["params"])
     assert n == 6 and t.best_params_ == t.cv_results_["params"][t.best_index_]
     assert t.cv_results_["rank_test_score"][t.best_index_] == 1
-    # each rank is 1 + the candidates strictly ahead (fidelity reached, then mean): ties
-    # share it, as GridSearchCV's rankdata(method="min")
-    res = t.cv_results_
+    # the answer first (a survivor parked by the top phase's tests may show a higher mean
+    # on fewer splits), then each rank is 2 + the other candidates strictly ahead (fidelity
+    # reached, then mean); ties share it, as GridSearchCV's rankdata(method="min")
+    res, b = t.cv_results_, t.best_index_
     key = list(zip(res["fidelity_reached"], res["mean_test_score"], strict=True))
-    assert [1 + sum(k2 > k for k2 in key) for k in key] == list(res["rank_test_score"])
+    ahead = [sum(k2 > k for i, k2 in enumerate(key) if i != b) for k in key]
+    want = [1 if i == b or (k == key[b] and a == 0) else 2 + a
+            for i, (k, a) in enumerate(zip(key, ahead, strict=True))]
+    assert want == list(res["rank_test_score"])
     assert t.fidelities_[-1] == 400 and t.fidelities_ == sorted(t.fidelities_)
     assert len(t.pulls_["candidate"]) == len(t.pulls_["cost"]) > 0
     assert t.n_pulls_ == sum(p == "search" for p in t.pulls_["phase"]) <= 60
@@ -103,9 +107,11 @@ def test_a_completed_search_keeps_no_training_data():
 def test_tied_candidates_share_their_rank(data):
     # C = 1e3 and 1e4 fit the same model on every fold (no regularisation left): equal
     # means at the same fidelity share rank 1 (rankdata "min", as GridSearchCV's); the
-    # strongly regularised C = 1e-4 is third
+    # strongly regularised C = 1e-4 is third. (Without the top phase's paired tests, which
+    # would park one twin once it is shown within ε, leaving it fewer splits.)
     X, y = data
-    t = small(space={"C": [1e3, 1e4, 1e-4]}, n_candidates="grid", max_pulls=40).fit(X, y)
+    t = small(space={"C": [1e3, 1e4, 1e-4]}, n_candidates="grid", max_pulls=30,
+              algorithm_params={"top_glr": None}).fit(X, y)
     res = t.cv_results_
     rank = {p["C"]: r for p, r in zip(res["params"], res["rank_test_score"], strict=True)}
     assert res["mean_test_score"][0] == res["mean_test_score"][1]  # the tie this needs
