@@ -6,8 +6,9 @@ A run that ends on the budget in its top phase was waiting for the paired
 t-tests there (:mod:`mftune.policies.top_glr`): the leader is certified when,
 for every other survivor ``b``, the differences ``d`` of their split-by-split
 top-fidelity scores give ``√n (d̄ + ε) / s_d >= q``. For each survivor the
-script takes ``d̄`` and ``s_d`` as measured and finds the rounds ``n`` its
-test would need, under three quantiles ``q``:
+script takes ``d̄`` and ``s_d`` as measured (a parked survivor, whose test
+has passed, needs none) and finds the rounds ``n`` its test would need,
+under three quantiles ``q``:
 
 * ``search``: the search's own, a union over the ``K − 1`` comparisons and
   over the rounds (``paired_t_quantile``);
@@ -38,7 +39,7 @@ import numpy as np
 from scipy import stats
 
 from mftune.benchmarks import head_to_head as h2h
-from mftune.policies.top_glr import paired_t_quantile, paired_t_rounds
+from mftune.policies.top_glr import paired_differences, paired_t_quantile, paired_t_rounds
 
 #: Rounds within which the needed rounds are looked for.
 MAX_ROUNDS = 10_000
@@ -61,10 +62,11 @@ def reach(tuner) -> dict:
     if not in_top or pol.t_ < 2:
         return out
     t, arms = int(pol.t_), np.flatnonzero(pol.active)
-    rewards = pol.top_rewards_[arms, :t]
-    leader = int(np.argmax(rewards.mean(axis=1)))
-    d = np.delete(rewards[leader] - rewards, leader, axis=0)
-    lead, spread = d.mean(axis=1), d.std(axis=1, ddof=1)
+    own = int(np.flatnonzero(arms == pol.recommend())[0])
+    n = np.minimum(pol.stats.counts[fidelity, arms], t)  # a parked survivor's own splits
+    lead, spread = paired_differences(pol.top_rewards_[arms, :t], own, n)
+    waiting = (arms != arms[own]) & ~pol.parked_[arms]  # a parked survivor's test passed
+    lead, spread = lead[waiting], spread[waiting]
     level = pol.glr_delta() / (pol.n_arms - 1)
     eps = float(pol.epsilon or 0.0)
     quantiles = {
@@ -76,12 +78,13 @@ def reach(tuner) -> dict:
     per_pull = float(np.mean(np.asarray(tuner.pulls_["cost"])[top]))
     out.update(rounds=t, survivors=int(arms.size), epsilon=eps)
     need = {name: rounds_needed(lead, spread, eps, q) for name, q in quantiles.items()}
-    for name, n in need.items():
-        more = np.maximum(n - t, 0.0)
+    for name, rounds in need.items():
+        more = np.append(np.maximum(rounds - t, 0.0), 0.0)
         out[name] = float(np.max(more)) + t
         out[name + "_s"] = float((more.sum() + more.max()) * per_pull)
-    bind = int(np.argmax(need["search"]))
-    out.update(lead=float(lead[bind]), spread=float(spread[bind]))
+    bind = int(np.argmax(np.append(need["search"], -np.inf)))
+    out.update(lead=float(np.append(lead, np.nan)[bind]),
+               spread=float(np.append(spread, np.nan)[bind]))
     return out
 
 
