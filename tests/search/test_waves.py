@@ -497,6 +497,27 @@ def test_a_study_with_waves_resumes_exactly_from_its_file(monkeypatch, tmp_path)
     assert summary["study"]["n_candidates"] == len(ref.candidates_)
 
 
+def test_a_study_resumes_exactly_while_the_top_phase_has_parked_survivors(
+        monkeypatch, tmp_path):
+    # The default search (paired t-tests at the top): the run ends with a survivor parked
+    # by its tests; interrupted 6 pulls before its end, with the survivor parked, and
+    # resumed from the file, it makes the same pulls with the same scores and parks the
+    # same survivors.
+    ref = bump_tuner(max_pulls=400).fit(X, Y)
+    parked = ref.policy_.inner.parked_ & ref.policy_.inner.active
+    assert parked.any() and ref.cv_results_["wave"].max() == 6
+    calls = _interrupt_in_wave(monkeypatch, 6, ref)
+    calls["at"] = len(ref.pulls_["candidate"]) - 6
+    path = tmp_path / "parked.db"
+    assert bump_tuner(max_pulls=400, storage=path).fit(X, Y).stopping_reason_ == "interrupted"
+    again = bump_tuner(max_pulls=400, storage=path).fit(X, Y)
+    assert again.n_replayed_ > 0 and again.n_pulls_ == ref.n_pulls_
+    for key in ("candidate", "fidelity", "score"):
+        assert np.array_equal(np.asarray(again.pulls_[key]), np.asarray(ref.pulls_[key])), key
+    assert np.array_equal(again.policy_.inner.parked_, ref.policy_.inner.parked_)
+    assert again.best_params_ == ref.best_params_
+
+
 def test_a_resumed_study_follows_the_wave_ends_it_recorded_whatever_its_budget(
         monkeypatch, tmp_path):
     # The budget rule ended wave 1 when the study was written ("budget": no new
