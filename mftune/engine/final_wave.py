@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..policies.top_glr import paired_t_quantile, paired_t_rounds
+from ..policies.top_glr import paired_differences, paired_t_quantile, paired_t_rounds
 from ..radii import iise_radius, mixture_radius
 
 __all__ = ["ROUNDS_CAP", "final_wave_cost", "paired_final_cost"]
@@ -115,9 +115,8 @@ def paired_final_cost(rewards, per_pull: float, delta: float, n_arms: int,
     if t < 2:
         return np.inf
     leader = int(np.argmax(rewards.mean(axis=1)))
-    d = np.delete(rewards[leader] - rewards, leader, axis=0)
-    spread = d.std(axis=1, ddof=1)
-    lead = d.mean(axis=1) - lower * spread / np.sqrt(t) + (epsilon or 0.0)
+    lead, spread = (np.delete(x, leader) for x in paired_differences(rewards, leader, t))
+    lead = lead - lower * spread / np.sqrt(t) + (epsilon or 0.0)
     need = paired_t_rounds(lead, spread, lambda r: paired_t_quantile(r, delta, n_arms),
                            ROUNDS_CAP)
     more = np.maximum(need - t, 0.0)
