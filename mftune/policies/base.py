@@ -420,9 +420,11 @@ class Policy(ABC):
         """Number of asked pulls whose results have not been told yet."""
         return int(self.pending.sum())
 
-    def _eliminate(self, mask: np.ndarray, fidelity: int) -> None:
-        """Mark the arms in ``mask`` (boolean, shape (K,)) as eliminated now."""
-        newly = mask & self.active
+    def _eliminate(self, arms: np.ndarray, fidelity: int) -> None:
+        """Mark ``arms`` (indices, or a boolean mask of shape (K,)) as eliminated now."""
+        newly = np.zeros(self.n_arms, dtype=bool)
+        newly[arms] = True
+        newly &= self.active
         self.active &= ~newly
         self.eliminated_round[newly] = self.n_rounds
         self.eliminated_fidelity[newly] = fidelity

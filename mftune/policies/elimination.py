@@ -288,6 +288,8 @@ class PhasedElimination(TopGLR, GapBound, Policy):
     def _after_tell(self, pulls, rewards, costs) -> None:
         m = self.fidelity_
         self._record_top_pulls(pulls, rewards)
+        if self._test_catching_up(pulls):
+            return  # certified by the test of a survivor catching up
         arms = self._round_arms()
         if np.all(self.stats.counts[m, arms] >= self.t_ + 1):
             cums = self.stats.sums[m, arms][None, :]
@@ -386,9 +388,7 @@ class PhasedElimination(TopGLR, GapBound, Policy):
         out = slack >= self.widths[m]
         if out.any():
             self.elim_slack_[arms[out]] = slack[out]
-            mask = np.zeros(self.n_arms, dtype=bool)
-            mask[arms[out]] = True
-            self._eliminate(mask, m)
+            self._eliminate(arms[out], m)
         if self.active.sum() <= 1:
             return
         if self.phase_ < self.phases.size - 1:

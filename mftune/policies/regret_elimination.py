@@ -103,10 +103,8 @@ class WangElimination(Policy):
         n = self.stats.counts[-1, arms]
         means = np.where(n > 0, self.stats.sums[-1, arms] / np.maximum(n, 1), 0.0)
         out = means + 2.0 ** (1 - self.phase_) <= means.max()
-        mask = np.zeros(self.n_arms, dtype=bool)
-        mask[arms[out]] = True
         self.n_rounds += 1
-        self._eliminate(mask, self.n_fidelities - 1)
+        self._eliminate(arms[out], self.n_fidelities - 1)
         self.phase_ += 1
 
     # -- protocol -------------------------------------------------------------

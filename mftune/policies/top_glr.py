@@ -50,7 +50,10 @@ either: a certified leader more than ε below ``a*`` has passed its test
 against ``a*`` at some round, the event the union above bounds whichever
 round it is. When another arm takes the lead, each parked survivor is
 tested against it on the splits it has: it stays parked if its test passes
-there, and is otherwise pulled again until it has the round's results.
+there, and is otherwise pulled again, its test re-run after each pull (parked
+again or eliminated at the first pass) until it has the round's results. The
+statistic at ``n`` splits depends on those splits alone, so looking at it more
+often spends no more δ.
 """
 
 from __future__ import annotations
@@ -215,30 +218,60 @@ class TopGLR:
         return (not np.any(self.parked_ & self.active)
                 or int(arms[np.argmax(means)]) == self.park_leader_)
 
+    def _paired_t_verdicts(self, leader: int, others: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each of ``others``' paired t-test against ``leader`` on the splits both have:
+        whether it passes without ε (beaten) and, if not, with ε (module docstring)."""
+        counts = self.stats.counts[self.fidelity_]
+        n = np.minimum(counts[others], counts[leader])
+        rows = np.append(others, leader)
+        lead, sd = paired_differences(self.top_rewards_[rows, :counts[leader]], others.size,
+                                      np.append(n, counts[leader]))
+        lead, sd = lead[:-1], sd[:-1]
+        q = paired_t_quantile(n, self.glr_delta(), self.n_arms)
+        beaten = _t_score(lead, sd, n) >= q
+        return beaten, ~beaten & (_t_score(lead + (self.epsilon or 0.0), sd, n) >= q)
+
     def _paired_t_stops(self, arms: np.ndarray, means: np.ndarray) -> bool:
         """``"paired-t"``: whether every survivor's test against the leader has passed with
         ε, a parked survivor's on the splits it has; the survivors whose test passes
         without ε are eliminated, the others that pass parked (module docstring)."""
-        t = self.t_
-        if t < 2 or arms.size == 0:
+        if self.t_ < 2 or arms.size == 0:
             return False
         leader = int(arms[np.argmax(means)])
-        alive = np.flatnonzero(self.active)  # the round's arms and the parked ones
-        n = np.minimum(self.stats.counts[self.fidelity_, alive], t)
-        own = int(np.flatnonzero(alive == leader)[0])
-        lead, sd = paired_differences(self.top_rewards_[alive, :t], own, n)
-        q = paired_t_quantile(n, self.glr_delta(), self.n_arms)
-        others = alive != leader
-        beaten = others & (_t_score(lead, sd, n) >= q)
-        if beaten.any():
-            mask = np.zeros(self.n_arms, dtype=bool)
-            mask[alive[beaten]] = True
-            self._eliminate(mask, self.fidelity_)
-        passed = others & ~beaten & (_t_score(lead + (self.epsilon or 0.0), sd, n) >= q)
+        others = np.flatnonzero(self.active)  # the round's arms and the parked ones
+        others = others[others != leader]
+        beaten, passed = self._paired_t_verdicts(leader, others)
+        self._eliminate(others[beaten], self.fidelity_)
         self.parked_[:] = False  # a new leader keeps those its tests place within ε too
-        self.parked_[alive[passed]] = True
+        self.parked_[others[passed]] = True
         self.park_leader_ = leader
-        return bool(np.all((beaten | passed)[others]))
+        return bool(np.all(beaten | passed))
+
+    def _test_catching_up(self, pulls) -> bool:
+        """``"paired-t"``: test each survivor catching up to the round (pulled again after
+        a change of lead, or re-opened) against the leader after each of its pulls, on
+        the splits it has; park it again once its test passes with ε, drop it once it
+        is beaten, and certify the leader when every other survivor is parked (module
+        docstring). Returns whether it certified."""
+        m, leader = self.fidelity_, self.park_leader_
+        if (self.top_glr != "paired-t" or m != self.phases[-1] or self.t_ < 2 or leader < 0
+                or not self.active[leader] or self.stopped_early_):
+            return False
+        told = np.unique(pulls.arms[pulls.fidelities == m])
+        n = self.stats.counts[m, told]  # a test needs two splits
+        behind = told[self.active[told] & ~self.parked_[told] & (told != leader)
+                      & (n <= self.t_) & (n >= 2)]
+        if behind.size == 0:
+            return False
+        beaten, passed = self._paired_t_verdicts(leader, behind)
+        self._eliminate(behind[beaten], self.fidelity_)
+        self.parked_[behind[passed]] = True
+        others = self.active.copy()
+        others[leader] = False
+        if (beaten.any() or passed.any()) and np.all(self.parked_[others]):
+            self.glr_arm_ = leader
+            self.stopped_early_ = True
+        return self.stopped_early_
 
     def _glr_may_stop(self, sums: np.ndarray, t) -> np.ndarray:
         """Per round (columns of ``sums``, survivors × rounds, after ``t`` rounds): may the

@@ -293,6 +293,56 @@ def test_a_new_leader_tests_every_parked_survivor_again():
     assert n[2] == policy.t_ and n[1] <= n[2]
 
 
+def _lead_change_stream(later: float) -> np.ndarray:
+    """Arm 0 leads (±0.002) until split 30, then falls by 0.1; arm 2 (±0.1) takes the lead.
+    Arm 1 tracks arm 0 on its first two splits (it is parked there) and arm 2, shifted
+    by ``later``, on every split after."""
+    w = np.where(np.arange(200) % 2, 1.0, -1.0)
+    stream = np.empty((200, 3))
+    stream[:, 0] = np.where(np.arange(200) < 30, 0.50, 0.40) + 0.002 * w
+    stream[:, 2] = 0.495 + 0.1 * w
+    stream[:, 1] = stream[:, 2] + later
+    stream[:2, 1] = 0.499 + 0.001 * w[:2]
+    return stream
+
+
+@pytest.mark.parametrize("later", [0.004, -1.0])
+def test_a_survivor_catching_up_is_tested_after_each_of_its_pulls(later):
+    # Arm 1 is parked against arm 0 at two splits; when arm 2 takes the lead (round 32)
+    # its test against arm 2 on those two fails, and it is pulled again from split 3.
+    # Its test is run after each pull, on the splits it has: it is parked again (later =
+    # +0.004: within ε of arm 2 from split 3 on) or dropped (−0.2: beaten) at the first
+    # split where the test passes, long before it has the round's 32 results.
+    stream = _lead_change_stream(later)
+    policy = SuccessiveElimination(3, [1.0], 0.2, 1.0, epsilon=0.05, top_glr="paired-t")
+    policy.phase_delta = lambda phase=None: 1e-300  # no elimination: the tests alone
+    change = None
+    while not policy.done:
+        if change is None and policy.park_leader_ == 2:
+            change = policy.t_
+            assert not policy.parked_[1] and policy.stats.counts[0, 1] == 2
+        pulls = policy.ask()
+        policy.tell(pulls, stream[policy.stats.counts[0, pulls.arms], pulls.arms])
+        if change is not None and not (policy.active[1] and not policy.parked_[1]):
+            break  # arm 1 parked again or dropped
+    n = int(policy.stats.counts[0, 1])
+    assert change == 32 and 2 < n < change
+    d = stream[:n, 2] - stream[:n, 1]
+    q = paired_t_quantile(np.arange(3, n + 1), policy.glr_delta(), 3)
+    shift = 0.05 if later > 0 else 0.0  # the ε test parks, the plain one drops
+    score = np.array([_t_score(d[:k].mean() + shift, d[:k].std(ddof=1), k)
+                      for k in range(3, n + 1)])
+    assert score[-1] >= q[-1] and np.all(score[:-1] < q[:-1])  # its first pass
+    if later > 0:
+        assert policy.parked_[1] and policy.park_leader_ == 2 and policy.recommend() == 2
+        while not policy.done:
+            pulls = policy.ask()
+            policy.tell(pulls, stream[policy.stats.counts[0, pulls.arms], pulls.arms])
+        assert policy.glr_arm_ == 2 and policy.stats.counts[0, 1] == n  # never pulled again
+    else:
+        assert not policy.active[1] and policy.eliminated_fidelity[1] == 0
+
+
 def test_paired_t_error_rate_with_parking():
     # Arms 1 and 2 lie exactly ε below arm 0, the test's worst case: certifying either is
     # an error, which needs its test against arm 0 to pass at some round, parked or not.
