@@ -311,8 +311,9 @@ def test_a_survivor_catching_up_is_tested_after_each_of_its_pulls(later):
     # Arm 1 is parked against arm 0 at two splits; when arm 2 takes the lead (round 32)
     # its test against arm 2 on those two fails, and it is pulled again from split 3.
     # Its test is run after each pull, on the splits it has: it is parked again (later =
-    # +0.004: within ε of arm 2 from split 3 on) or dropped (−0.2: beaten) at the first
-    # split where the test passes, long before it has the round's 32 results.
+    # +0.004: within ε of arm 2 from split 3 on) or dropped (−1: beaten; with and without ε
+    # the test first passes at the same split) at the first split where the test passes,
+    # long before it has the round's 32 results.
     stream = _lead_change_stream(later)
     policy = SuccessiveElimination(3, [1.0], 0.2, 1.0, epsilon=0.05, top_glr="paired-t")
     policy.phase_delta = lambda phase=None: 1e-300  # no elimination: the tests alone
