@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .top_glr import paired_differences, paired_t_quantile
-
 __all__ = ["GapBound"]
 
 
@@ -76,14 +74,10 @@ class GapBound:
     def _paired_gap(self, active: np.ndarray, own: int) -> float:
         """The paired t-tests' bound at the top (module docstring); ``inf`` without it.
         Each survivor's test is on the splits it shares with the recommendation (a parked
-        survivor's on those up to its parking)."""
-        t, top = self.t_, int(self.phases[-1])
-        counts = self.stats.counts[top, active]
-        n = np.minimum(np.minimum(counts, counts[own]), t)  # the closed rounds
-        if (self.top_glr != "paired-t" or self.phase_ < self.phases.size - 1 or t < 2
-                or np.any(n < 2)):
+        survivor's on those up to its parking), as :class:`~.top_glr.TopGLR` runs it."""
+        others = np.delete(active, own)
+        if (self.top_glr != "paired-t" or self.phase_ < self.phases.size - 1 or self.t_ < 2
+                or not others.size or np.any(self._paired_splits(active[own], others) < 2)):
             return np.inf
-        lead, sd = paired_differences(self.top_rewards_[active, :n.max()], own, n)
-        q = paired_t_quantile(n, self.glr_delta(), self.n_arms)
-        bound = q * sd / np.sqrt(n) - lead
-        return float(np.delete(bound, own).max())
+        lead, sd, n, q = self._paired_tests(active[own], others)  # the tests' own numbers
+        return float((q * sd / np.sqrt(n) - lead).max())

@@ -218,16 +218,25 @@ class TopGLR:
         return (not np.any(self.parked_ & self.active)
                 or int(arms[np.argmax(means)]) == self.park_leader_)
 
+    def _paired_splits(self, leader: int, others: np.ndarray) -> np.ndarray:
+        """The splits each of ``others``' paired test against ``leader`` reads: the closed
+        top-fidelity rounds both have."""
+        counts = self.stats.counts[self.phases[-1]]
+        return np.minimum(np.minimum(counts[others], counts[leader]), self.t_)
+
+    def _paired_tests(self, leader: int, others: np.ndarray):
+        """Each of ``others``' paired t-test against ``leader`` (every one on two splits at
+        least): its differences' mean and spread, its splits and its quantile."""
+        n = self._paired_splits(leader, others)
+        rows = np.append(others, leader)  # the leader last, on all the splits read
+        lead, sd = paired_differences(self.top_rewards_[rows, :n.max()], -1,
+                                      np.append(n, n.max()))
+        return lead[:-1], sd[:-1], n, paired_t_quantile(n, self.glr_delta(), self.n_arms)
+
     def _paired_t_verdicts(self, leader: int, others: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each of ``others``' paired t-test against ``leader`` on the splits both have:
         whether it passes without ε (beaten) and, if not, with ε (module docstring)."""
-        counts = self.stats.counts[self.fidelity_]
-        n = np.minimum(counts[others], counts[leader])
-        rows = np.append(others, leader)
-        lead, sd = paired_differences(self.top_rewards_[rows, :counts[leader]], others.size,
-                                      np.append(n, counts[leader]))
-        lead, sd = lead[:-1], sd[:-1]
-        q = paired_t_quantile(n, self.glr_delta(), self.n_arms)
+        lead, sd, n, q = self._paired_tests(leader, others)
         beaten = _t_score(lead, sd, n) >= q
         return beaten, ~beaten & (_t_score(lead + (self.epsilon or 0.0), sd, n) >= q)
 
