@@ -175,8 +175,11 @@ def _split(task: Task, seed: int):
 
 
 def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
-    """Run both methods on one seed; return their rows and the data source."""
+    """Run both methods on one seed, after logging where its data came from (as
+    :func:`mftune.benchmarks.head_to_head.run_task` does); return their rows and the
+    data source."""
     X, X_te, y, y_te, source = _split(task, seed)
+    log(f"  seed {seed} data: {source}")
     # The candidates MFTuner samples for random_state=seed (same derivation as MFTuner.fit).
     sub = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
     cand = Space(task.space).sample(task.n_candidates, np.random.default_rng(sub))
