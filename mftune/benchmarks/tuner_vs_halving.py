@@ -176,10 +176,10 @@ def _split(task: Task, seed: int):
     return X_pool, X_test, y_pool, y_test, data.source
 
 
-def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
+def run_task(task: Task, seed: int, log=print) -> list[Row]:
     """Run both methods on one seed, after logging where its data came from (as
-    :func:`mftune.benchmarks.head_to_head.run_task` does); return their rows and the
-    data source."""
+    :func:`mftune.benchmarks.head_to_head.run_task` does); return their rows, each
+    naming that data (``Row.data``)."""
     X, X_te, y, y_te, source = _split(task, seed)
     log(f"  seed {seed} data: {source}")
     # The candidates MFTuner samples for random_state=seed (same derivation as MFTuner.fit).
@@ -246,7 +246,7 @@ def run_task(task: Task, seed: int, log=print) -> tuple[list[Row], str]:
         log(f"  seed {seed} {r.method:8s} wall {r.wall:7.1f} s  time-to-target "
             f"{r.time_to_target:7.1f} s  test acc {r.final_test:.4f} (target {r.target:.4f})  "
             f"{r.detail}")
-    return rows, source
+    return rows
 
 
 def _stat(v):

@@ -84,7 +84,7 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
     if report:
         rows = []
         for path in report:
-            rows += _report(path)
+            rows += _report(path)[1]
             _same_data(rows, None, "--report", path)
         click.echo(format_table([r for r in rows if seeds is None or r.seed < seeds]))
         return
@@ -120,10 +120,11 @@ def head_to_head(tasks, seeds, methods, budget, space_shift, algorithms, grid_fi
         raise click.BadParameter(f"no file {grid_file!r}: compute it with --dense-grid N",
                                  param_hint="--grid-file")
     targets, every, source, clash = {}, [], {}, []
+    now = {n: data_source(TASKS[n]) for n in chosen}
     for path in baseline:  # every row, to check its data; those of the methods run now go
-        more, rows = _report(path, (), "--baseline")
+        more, rows = _report(path, "--baseline")
         every += rows
-        _same_data(every, {n: data_source(TASKS[n]) for n in chosen}, "--baseline", path)
+        _same_data(every, now, "--baseline", path)
         for key, value in more.items():
             old = targets.get(key)
             if old is not None and value is not None and not np.isclose(old, value):
@@ -167,17 +168,16 @@ def _same_data(rows, data, option, path) -> None:
         raise click.BadParameter(f"{path}: {exc}", param_hint=option) from None
 
 
-def _report(path, methods=None, option="--report"):
-    """An earlier ``--json`` report (rows, or with ``methods`` its baseline), or a usage
-    error naming ``option`` when the file is not one."""
+def _report(path, option="--report"):
+    """An earlier ``--json`` report's targets and every row (:func:`load_baseline`), or a
+    usage error naming ``option`` when the file is not one."""
     from ..benchmarks.head_to_head import load_baseline
 
     try:
-        out = load_baseline(path, methods or ())
+        return load_baseline(path, ())
     except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError is a ValueError
         raise click.BadParameter(f"{path!r} is not a --json report of this command ({exc})",
                                  param_hint=option) from None
-    return out if methods is not None else out[1]
 
 
 #: MFTuner keywords the task and the benchmark set themselves (not for --tuner-params).

@@ -31,6 +31,6 @@ def tuner_vs_halving(tasks, seeds):
         click.echo(f"{name}: {task.description}; {task.n_candidates} candidates, "
                    f"MFTuner budget {task.budget:.0f} s of cost")
         for seed in range(seeds):
-            rows.extend(run_task(task, seed, log=click.echo)[0])
+            rows.extend(run_task(task, seed, log=click.echo))
     click.echo(format_rows(rows))
     click.echo(f"total wall time: {time.perf_counter() - start:.0f} s")
