@@ -79,6 +79,7 @@ from .head_to_head_report import (
     paired_signs,
     report_json,
     rows_to_json,
+    standing,
     summarize,
 )
 from .peers import FoldScorer, run_optuna, run_smac
@@ -88,7 +89,7 @@ from .tuner_vs_halving import Row, Task, _split, tuner_options
 __all__ = ["HELD_AT", "METHODS", "PEERS", "REFERENCES", "TASKS", "Row", "build_mftuner",
            "check_same_data", "data_source", "dense_grid", "format_table", "held_scores",
            "load_baseline", "paired_signs", "report_json", "rows_to_json", "run_task",
-           "shift_space", "summarize"]
+           "shift_space", "standing", "summarize"]
 
 
 def _kde_data(seed: int, n: int = 6000):

