@@ -185,6 +185,21 @@ def _per_seed(rows: list[Row], method: str, share: float | None) -> dict[int, fl
     return out
 
 
+def _held(summary: dict, share: float) -> float:
+    """A method's median score held at ``share`` (:func:`summarize`), ``-inf`` for none."""
+    v = summary["test_held"].get(_share(share), np.nan)
+    return -np.inf if np.isnan(v) else v
+
+
+def _best_peer(peers: dict, share: float | None) -> str:
+    """The best of ``peers`` (``{method: summary}``) on a criterion of
+    :data:`PAIRED_CRITERIA`: the soonest median time-to-target (``share`` None) or the
+    highest median score held at ``share``."""
+    if share is None:
+        return min(peers, key=lambda m: peers[m]["time_to_target"]["median"])
+    return max(peers, key=lambda m: _held(peers[m], share))
+
+
 def paired_signs(rows: list[Row], summary: list[dict]) -> list[dict]:
     """MFTuner against the best peer of each criterion, seed by seed, with a sign test.
 
@@ -213,11 +228,7 @@ def paired_signs(rows: list[Row], summary: list[dict]) -> list[dict]:
         return []
     out = []
     for crit, share in PAIRED_CRITERIA.items():
-        if share is None:
-            peer = min(peers, key=lambda m: peers[m]["time_to_target"]["median"])
-        else:
-            med = {m: s["test_held"].get(_share(share), np.nan) for m, s in peers.items()}
-            peer = max(med, key=lambda m: -np.inf if np.isnan(med[m]) else med[m])
+        peer = _best_peer(peers, share)
         mf, pe = _per_seed(rows, "MFTuner", share), _per_seed(rows, peer, share)
         seeds = [s for s in mf if s in pe]
         ahead = sum(mf[s] > pe[s] for s in seeds)
@@ -271,7 +282,7 @@ def standing(summary: list[dict]) -> list[dict]:
         entry = {"task": task, "seeds": mf["seeds"], "certified": mf["certified"]}
         for crit, share in PAIRED_CRITERIA.items():
             if share is None:
-                soon = min(peers, key=lambda m: peers[m]["time_to_target"]["median"])
+                soon = _best_peer(peers, None)
                 most = max(peers, key=lambda m: peers[m]["reached"])
                 mine, theirs = mf["time_to_target"]["median"], peers[soon]["time_to_target"]
                 entry[crit] = {"holds": bool(mf["reached"] >= peers[most]["reached"]
@@ -280,13 +291,11 @@ def standing(summary: list[dict]) -> list[dict]:
                                "mftuner_reached": mf["reached"], "most_reached": most,
                                "peer_reached": peers[most]["reached"]}
                 continue
-            key = _share(share)
-            held = {m: s["test_held"].get(key, np.nan) for m, s in peers.items()}
-            low = {m: -np.inf if np.isnan(v) else v for m, v in held.items()}
-            best = max(low, key=low.get)
-            mine = mf["test_held"].get(key, np.nan)
-            entry[crit] = {"holds": bool(not np.isnan(mine) and mine >= low[best]),
-                           "mftuner": mine, "peer": best, "peer_value": held[best]}
+            key, best = _share(share), _best_peer(peers, share)
+            mine, theirs = mf["test_held"].get(key, np.nan), _held(peers[best], share)
+            entry[crit] = {"holds": bool(not np.isnan(mine) and mine >= theirs),
+                           "mftuner": mine, "peer": best,
+                           "peer_value": peers[best]["test_held"].get(key, np.nan)}
         out.append(entry)
     return out
 
